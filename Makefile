@@ -1,0 +1,70 @@
+# Kafka Lab: `make run` serves the lab, `make test` runs the whole suite.
+# Both create .venv/ when it is missing and skip pip when pyproject.toml has not changed.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_ARGS ?=
+
+VENV := .venv
+VENV_PY := $(CURDIR)/$(VENV)/bin/python
+PYPROJECT_HASH := $(shell sha256sum pyproject.toml | cut -c1-16)
+RUN_STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
+TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_HASH)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: help run test install install-test migrate check chromium clean distclean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
+
+run: install migrate ## serve the lab with Daphne on HOST:PORT (default 127.0.0.1:8000)
+	@echo "Kafka Lab: open http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
+	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) lab.asgi:application
+
+test: install-test chromium ## run the whole test suite
+	DJANGO_ALLOW_ASYNC_UNSAFE=true SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(VENV_PY) \
+		$(VENV_PY) -m pytest $(PYTEST_ARGS)
+
+install: $(RUN_STAMP) ## create .venv/ and install the lab into it
+
+install-test: $(TEST_STAMP) ## same, with the test extras
+
+migrate: install ## apply database migrations
+	$(VENV_PY) manage.py migrate --noinput
+
+check: install ## Django's system checks
+	$(VENV_PY) manage.py check
+
+$(VENV_PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(RUN_STAMP): | $(VENV_PY)
+	$(VENV_PY) -m pip install --quiet -e .
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+$(TEST_STAMP): | $(VENV_PY)
+	$(VENV_PY) -m pip install --quiet -e '.[test]'
+	rm -f $(VENV)/.installed-*
+	touch $@ $(RUN_STAMP)
+
+chromium: ## install Debian's chromium for the browser tests, if it is missing
+	@if [ -x /usr/bin/chromium ]; then \
+		echo "chromium: $$(/usr/bin/chromium --version 2>/dev/null | tail -n 1)"; \
+	elif [ -n "$(SUDO)" ] && ! sudo -n true 2>/dev/null; then \
+		echo "chromium: /usr/bin/chromium is missing and cannot be installed (not root, no sudo): browser tests cannot run"; \
+	else \
+		$(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y chromium \
+		|| echo "chromium: apt-get could not install chromium: browser tests cannot run"; \
+	fi
+
+clean: ## remove the local databases, collected static files, lab data and caches (keeps .venv/)
+	rm -rf db.sqlite3 test_db.sqlite3 staticfiles/ var/ .pytest_cache/ .hypothesis/ spark-warehouse/ metastore_db/ derby.log
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
+
+distclean: clean ## also remove .venv/
+	rm -rf $(VENV) *.egg-info

@@ -1,0 +1,31 @@
+"""ASGI entry point: `daphne lab.asgi:application`.
+
+HTTP goes to Django (with /static/ served here too, see KAFKA_LAB_SERVE_STATIC in settings);
+WebSockets go through Channels' auth stack to the routes in `lab.routing`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lab.settings")
+django_asgi_app = get_asgi_application()  # sets Django up; import consumers and routes after it
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+
+from lab.routing import websocket_urlpatterns  # noqa: E402
+
+_serve_static = settings.DEBUG or settings.KAFKA_LAB_SERVE_STATIC
+
+application = ProtocolTypeRouter(
+    {
+        "http": ASGIStaticFilesHandler(django_asgi_app) if _serve_static else django_asgi_app,
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    }
+)

@@ -1,0 +1,119 @@
+"""Django settings for Kafka Lab.
+
+Defaults suit the local, self-hosted lab: `make run` needs no configuration. Every knob below
+that reads the environment is listed in README.md ("Configuration").
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    if value.strip().lower() in {"1", "true", "yes", "on"}:
+        return True
+    if value.strip().lower() in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name}={value!r}: expected true/false, 1/0, yes/no or on/off")
+
+
+def _env_list(name: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
+
+
+# The lab is a local learning tool, so DEBUG is on unless KAFKA_LAB_DEBUG=false.
+DEBUG = _env_bool("KAFKA_LAB_DEBUG", True)
+SECRET_KEY = os.environ.get("KAFKA_LAB_SECRET_KEY", "django-insecure-kafka-lab-local-dev-only")
+ALLOWED_HOSTS = ["localhost", "127.0.0.1", "[::1]", *_env_list("KAFKA_LAB_ALLOWED_HOSTS")]
+
+INSTALLED_APPS = [
+    "daphne",  # first, so that `manage.py runserver` serves ASGI (WebSockets included)
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.staticfiles",
+    "channels",
+    "lab",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "lab.urls"
+ASGI_APPLICATION = "lab.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.debug",
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": Path(os.environ.get("KAFKA_LAB_DB", BASE_DIR / "db.sqlite3")),
+        # A file, not :memory:, so that ChannelsLiveServerTestCase's forked Daphne sees the test DB.
+        "TEST": {"NAME": BASE_DIR / "test_db.sqlite3"},
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Channels: the in-memory layer works inside one process, which is all the embedded lab needs.
+# Set KAFKA_LAB_REDIS_URL (e.g. redis://127.0.0.1:6379/0) to share groups between several
+# processes; that needs `pip install channels-redis`, which is not a dependency of the lab.
+KAFKA_LAB_REDIS_URL = os.environ.get("KAFKA_LAB_REDIS_URL", "")
+if KAFKA_LAB_REDIS_URL:
+    try:
+        import channels_redis  # noqa: F401
+    except ImportError as exc:
+        raise ImproperlyConfigured(
+            "KAFKA_LAB_REDIS_URL is set but channels_redis is not installed: "
+            "pip install channels-redis, or unset KAFKA_LAB_REDIS_URL"
+        ) from exc
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [KAFKA_LAB_REDIS_URL]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+# Daphne alone serves no static files. The lab is self-hosted, usually with no web server in
+# front, so lab.asgi serves /static/ itself unless KAFKA_LAB_SERVE_STATIC=false (then put a
+# web server in front that serves STATIC_ROOT after `manage.py collectstatic`).
+KAFKA_LAB_SERVE_STATIC = _env_bool("KAFKA_LAB_SERVE_STATIC", True)
+
+# Where lab sessions keep their clusters' data: one directory per session, one per broker inside.
+KAFKA_LAB_DATA_DIR = Path(os.environ.get("KAFKA_LAB_DATA_DIR", BASE_DIR / "var" / "labs"))

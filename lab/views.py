@@ -1,0 +1,43 @@
+"""Function views of the lab: the landing page and the health check."""
+
+from __future__ import annotations
+
+from django.db import DatabaseError, connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+import lab
+
+
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    """The landing page: what the lab is and what is built so far."""
+    return render(request, "lab/index.html", {"version": lab.__version__})
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Liveness and database check, for `make run`, tests and any process supervisor.
+
+    200 with `"database": "ok"` when a trivial query succeeds; 503 with the error otherwise.
+    """
+    database = _check_database()
+    healthy = database == "ok"
+    body = {
+        "status": "ok" if healthy else "error",
+        "engine": "kafka-lab",
+        "version": lab.__version__,
+        "database": database,
+    }
+    return JsonResponse(body, status=200 if healthy else 503)
+
+
+def _check_database() -> str:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except DatabaseError as exc:
+        return f"error: {exc}"
+    return "ok"

@@ -1,0 +1,1 @@
+"""Kafka Lab's test suite."""

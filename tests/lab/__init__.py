@@ -1,0 +1,1 @@
+"""Tests of the web lab: pages, health check and the ASGI server."""
