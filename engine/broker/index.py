@@ -1,0 +1,292 @@
+"""A segment's sparse indexes: the offset index (`.index`) and the time index (`.timeindex`).
+
+Offset index entry, 8 bytes big-endian:
+    relativeOffset  int32   offset - segment base offset
+    position        int32   byte position in the .log file where the indexed batch starts
+Time index entry, 12 bytes big-endian:
+    timestamp       int64   largest record timestamp seen so far in the segment
+    relativeOffset  int32   offset (relative) of the batch holding that timestamp
+
+Both are sparse: the segment adds an entry only after more than `index.interval.bytes` were
+appended since the last one, so a lookup lands on the nearest entry at or below the target and
+the reader scans forward from there. Offsets and timestamps in a file only ever increase.
+
+Kafka preallocates index files to `segment.index.bytes` and trims them on roll; here a file holds
+exactly its entries (what `ls -l` shows is what is indexed), while the preallocated size still
+bounds the entry count so "index full" rolls a segment as in Kafka. Entries are kept in memory
+as arrays, so a lookup never re-reads the file; writes are buffered (Kafka writes its index
+through mmap, i.e. to memory) and reach the file on sync, flush, roll, close, or a process crash.
+"""
+from __future__ import annotations
+
+import os
+import struct
+from array import array
+from dataclasses import dataclass
+
+OFFSET_ENTRY = struct.Struct(">ii")  # relativeOffset, position
+TIME_ENTRY = struct.Struct(">qi")    # timestamp, relativeOffset
+OFFSET_ENTRY_SIZE = OFFSET_ENTRY.size
+TIME_ENTRY_SIZE = TIME_ENTRY.size
+
+
+class CorruptIndexError(Exception):
+    """An index file fails its sanity check; the segment rebuilds it from the log."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexLookup:
+    """Where a binary search of the offset index landed (slot -1: no entry at or below)."""
+    slot: int
+    offset: int
+    position: int
+    probes: tuple[int, ...]  # slots visited by the binary search, in order
+
+
+class OffsetIndex:
+    def __init__(self, path: str, base_offset: int, max_index_bytes: int) -> None:
+        self.path = path
+        self.base_offset = base_offset
+        self.max_entries = max_index_bytes // OFFSET_ENTRY_SIZE
+        self._relative = array("i")
+        self._positions = array("i")
+        self._file = None
+
+    # -- loading ----------------------------------------------------------------------------
+    def load(self) -> None:
+        """Read the file; raise CorruptIndexError if it cannot be a valid index."""
+        with open(self.path, "rb") as f:
+            data = f.read()
+        if len(data) % OFFSET_ENTRY_SIZE:
+            raise CorruptIndexError(f"{self.path}: size {len(data)} is not a multiple of {OFFSET_ENTRY_SIZE}")
+        relative, positions = array("i"), array("i")
+        last_rel, last_pos = -1, -1
+        for rel, pos in OFFSET_ENTRY.iter_unpack(data):
+            if rel <= last_rel or pos <= last_pos or rel < 0:
+                raise CorruptIndexError(f"{self.path}: entries do not increase at ({rel}, {pos})")
+            relative.append(rel)
+            positions.append(pos)
+            last_rel, last_pos = rel, pos
+        if len(relative) > self.max_entries:
+            raise CorruptIndexError(f"{self.path}: {len(relative)} entries exceed the maximum {self.max_entries}")
+        self._relative, self._positions = relative, positions
+
+    def reset(self) -> None:
+        """Empty the index (before a rebuild)."""
+        self._relative, self._positions = array("i"), array("i")
+        self._close_file()
+        with open(self.path, "wb"):
+            pass
+
+    # -- writing ----------------------------------------------------------------------------
+    def append(self, offset: int, position: int) -> None:
+        rel = offset - self.base_offset
+        if self._relative and (rel <= self._relative[-1] or position <= self._positions[-1]):
+            raise ValueError(f"index entry ({offset}, {position}) does not follow the last one")
+        self._relative.append(rel)
+        self._positions.append(position)
+        self._writer().write(OFFSET_ENTRY.pack(rel, position))
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop every entry for an offset >= `offset`."""
+        keep = self._first_slot_at_or_after(offset - self.base_offset)
+        self._rewrite(keep)
+
+    def truncate_to_position(self, position: int) -> None:
+        """Drop every entry pointing at or past a byte position (the log was cut there)."""
+        keep = 0
+        while keep < len(self._positions) and self._positions[keep] < position:
+            keep += 1
+        self._rewrite(keep)
+
+    def _rewrite(self, keep: int) -> None:
+        if keep == len(self._relative):
+            return
+        del self._relative[keep:]
+        del self._positions[keep:]
+        self._close_file()
+        with open(self.path, "r+b") as f:
+            f.truncate(keep * OFFSET_ENTRY_SIZE)
+
+    # -- reading ----------------------------------------------------------------------------
+    @property
+    def entries(self) -> int:
+        return len(self._relative)
+
+    @property
+    def is_full(self) -> bool:
+        return len(self._relative) >= self.max_entries
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self._relative[-1] if self._relative else self.base_offset
+
+    def entry(self, slot: int) -> tuple[int, int]:
+        return self.base_offset + self._relative[slot], self._positions[slot]
+
+    def all_entries(self) -> list[tuple[int, int]]:
+        return [(self.base_offset + r, p) for r, p in zip(self._relative, self._positions)]
+
+    def lookup(self, offset: int, *, trace: bool = False) -> IndexLookup:
+        """Greatest entry with offset <= target, by binary search (position 0 if none)."""
+        target = offset - self.base_offset
+        rel = self._relative
+        lo, hi, found = 0, len(rel) - 1, -1
+        probes: list[int] = []
+        while lo <= hi:
+            mid = (lo + hi) >> 1
+            if trace:
+                probes.append(mid)
+            if rel[mid] <= target:
+                found, lo = mid, mid + 1
+            else:
+                hi = mid - 1
+        if found < 0:
+            return IndexLookup(-1, self.base_offset, 0, tuple(probes))
+        return IndexLookup(found, self.base_offset + rel[found], self._positions[found], tuple(probes))
+
+    def _first_slot_at_or_after(self, rel: int) -> int:
+        lo, hi = 0, len(self._relative)
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if self._relative[mid] < rel:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    # -- file handling ----------------------------------------------------------------------
+    def _writer(self):
+        if self._file is None:
+            self._file = open(self.path, "ab")
+        return self._file
+
+    def sync(self) -> None:
+        """Hand buffered entries to the OS (like Kafka's mmap'd index pages: written, not flushed)."""
+        if self._file is not None:
+            self._file.flush()
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    def _close_file(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def close(self) -> None:
+        self._close_file()
+
+    def size_in_bytes(self) -> int:
+        return len(self._relative) * OFFSET_ENTRY_SIZE
+
+
+class TimeIndex:
+    def __init__(self, path: str, base_offset: int, max_index_bytes: int) -> None:
+        self.path = path
+        self.base_offset = base_offset
+        self.max_entries = max_index_bytes // TIME_ENTRY_SIZE
+        self._timestamps = array("q")
+        self._relative = array("i")
+        self._file = None
+
+    def load(self) -> None:
+        with open(self.path, "rb") as f:
+            data = f.read()
+        if len(data) % TIME_ENTRY_SIZE:
+            raise CorruptIndexError(f"{self.path}: size {len(data)} is not a multiple of {TIME_ENTRY_SIZE}")
+        timestamps, relative = array("q"), array("i")
+        for ts, rel in TIME_ENTRY.iter_unpack(data):
+            if rel < 0 or (timestamps and (ts <= timestamps[-1] or rel < relative[-1])):
+                raise CorruptIndexError(f"{self.path}: entries do not increase at ({ts}, {rel})")
+            timestamps.append(ts)
+            relative.append(rel)
+        if len(timestamps) > self.max_entries:
+            raise CorruptIndexError(f"{self.path}: {len(timestamps)} entries exceed the maximum {self.max_entries}")
+        self._timestamps, self._relative = timestamps, relative
+
+    def reset(self) -> None:
+        self._timestamps, self._relative = array("q"), array("i")
+        self._close_file()
+        with open(self.path, "wb"):
+            pass
+
+    def maybe_append(self, timestamp: int, offset: int, *, skip_full_check: bool = False) -> None:
+        """Add (timestamp, offset) only if the timestamp is larger than the last entry's."""
+        if not skip_full_check and self.is_full:
+            raise ValueError("time index is full")
+        if self._timestamps and timestamp <= self._timestamps[-1]:
+            return
+        rel = offset - self.base_offset
+        if self._relative and rel < self._relative[-1]:
+            return
+        self._timestamps.append(timestamp)
+        self._relative.append(rel)
+        if self._file is None:
+            self._file = open(self.path, "ab")
+        self._file.write(TIME_ENTRY.pack(timestamp, rel))
+
+    def truncate_to(self, offset: int) -> None:
+        rel = offset - self.base_offset
+        keep = len(self._relative)
+        while keep and self._relative[keep - 1] >= rel:
+            keep -= 1
+        if keep == len(self._relative):
+            return
+        del self._timestamps[keep:]
+        del self._relative[keep:]
+        self._close_file()
+        with open(self.path, "r+b") as f:
+            f.truncate(keep * TIME_ENTRY_SIZE)
+
+    @property
+    def entries(self) -> int:
+        return len(self._timestamps)
+
+    @property
+    def is_full(self) -> bool:
+        return len(self._timestamps) >= self.max_entries
+
+    def last_entry(self) -> tuple[int, int] | None:
+        if not self._timestamps:
+            return None
+        return self._timestamps[-1], self.base_offset + self._relative[-1]
+
+    def all_entries(self) -> list[tuple[int, int]]:
+        return [(ts, self.base_offset + r) for ts, r in zip(self._timestamps, self._relative)]
+
+    def lookup(self, timestamp: int) -> tuple[int, int] | None:
+        """Greatest entry with timestamp <= target, or None (then: start of the segment)."""
+        lo, hi, found = 0, len(self._timestamps) - 1, -1
+        while lo <= hi:
+            mid = (lo + hi) >> 1
+            if self._timestamps[mid] <= timestamp:
+                found, lo = mid, mid + 1
+            else:
+                hi = mid - 1
+        if found < 0:
+            return None
+        return self._timestamps[found], self.base_offset + self._relative[found]
+
+    def sync(self) -> None:
+        """Hand buffered entries to the OS (like Kafka's mmap'd index pages: written, not flushed)."""
+        if self._file is not None:
+            self._file.flush()
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    def _close_file(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def close(self) -> None:
+        self._close_file()
+
+    def size_in_bytes(self) -> int:
+        return len(self._timestamps) * TIME_ENTRY_SIZE
