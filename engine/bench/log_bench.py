@@ -23,30 +23,31 @@ READ_BYTES = 1024 * 1024
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--records", type=int, default=1_000_000, help="records to write (default 1,000,000)")
     parser.add_argument("--record-bytes", type=int, default=100, help="value size (default 100)")
+    parser.add_argument("--read-bytes", type=int, default=READ_BYTES,
+                        help="bytes per Log.read call (default 1 MiB, a consumer's max.partition.fetch.bytes)")
     parser.add_argument("--dir", default=None, help="scratch directory (default: a temp dir, removed after)")
 
 
 def run(args: argparse.Namespace) -> dict:
     scratch = tempfile.mkdtemp(prefix="bench-log-", dir=args.dir)
     try:
-        return _run(args.records, args.record_bytes, scratch)
+        return _run(args.records, args.record_bytes, args.read_bytes, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _run(n: int, record_bytes: int, scratch: str) -> dict:
-    value = b"x" * record_bytes
+def _run(n: int, record_bytes: int, read_bytes: int, scratch: str) -> dict:
     per_batch = max(1, BATCH_BYTES // (record_bytes + 10))
-    records = [(None, value)] * per_batch
     timestamp = 1_700_000_000_000
+    # Distinct values (a counter at the front), built before the clock starts.
+    pad = b"x" * max(0, record_bytes - 8)
+    records = [(None, (b"%08d" % i)[-8:] + pad) for i in range(n)]
 
     started = time.perf_counter()
-    batches, remaining = [], n
-    while remaining > 0:
-        take = min(per_batch, remaining)
-        batches.append(rb.encode_batch(records[:take] if take < per_batch else records, base_timestamp=timestamp))
-        remaining -= take
+    batches = [rb.encode_batch(records[i:i + per_batch], base_timestamp=timestamp)
+               for i in range(0, n, per_batch)]
     encode_s = time.perf_counter() - started
+    del records
     total_bytes = sum(len(b) for b in batches)
 
     raw_path = os.path.join(scratch, "raw.bin")
@@ -64,14 +65,14 @@ def _run(n: int, record_bytes: int, scratch: str) -> dict:
 
     started = time.perf_counter()
     with open(raw_path, "rb", buffering=0) as f:
-        while f.read(READ_BYTES):
+        while f.read(read_bytes):
             pass
     raw_read_s = time.perf_counter() - started
 
     started = time.perf_counter()
     offset, count, end = 0, 0, log.log_end_offset
     while offset < end:
-        chunk = log.read(offset, READ_BYTES)
+        chunk = log.read(offset, read_bytes)
         count += len(chunk)
         offset = chunk[-1].offset + 1
     read_s = time.perf_counter() - started
@@ -80,7 +81,8 @@ def _run(n: int, record_bytes: int, scratch: str) -> dict:
         raise AssertionError(f"read back {count} records, wrote {n}")
 
     return {
-        "records": n, "record_bytes": record_bytes, "batches": len(batches), "bytes": total_bytes,
+        "records": n, "record_bytes": record_bytes, "read_bytes": read_bytes,
+        "batches": len(batches), "bytes": total_bytes,
         "encode_rps": n / encode_s,
         "append_rps": n / append_s, "raw_write_rps": n / raw_write_s,
         "read_rps": n / read_s, "raw_read_rps": n / raw_read_s,

@@ -11,5 +11,5 @@ BytesLike = bytes | bytearray | memoryview
 
 
 def crc32c(data: BytesLike, value: int = 0) -> int:
-    """CRC-32C of `data` as an unsigned 32-bit int; pass a previous result as `value` to continue."""
+    """CRC-32C of `data` as an unsigned 32-bit int; pass an earlier result as `value` to go on."""
     return _crc32c(data, value)

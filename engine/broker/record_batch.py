@@ -50,7 +50,6 @@ from __future__ import annotations
 import gzip
 import importlib
 import struct
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -133,6 +132,7 @@ SNAPPY = 2
 LZ4 = 3
 ZSTD = 4
 COMPRESSION_NAMES = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
+GZIP_LEVEL = 6   # Kafka's default compression.gzip.level (Deflater's default)
 
 # Timestamp types (attributes bit 3).
 CREATE_TIME = 0
@@ -293,8 +293,7 @@ def iter_batches(buf: BytesLike, position: int = 0,
     Stops cleanly at `end`; raises CorruptRecordError for a partial batch at the tail (log recovery
     catches it and truncates there) or an unreadable header. Does not check CRCs.
     """
-    if end is None:
-        end = len(buf)
+    end = len(buf) if end is None else min(end, len(buf))
     while position < end:
         remaining = end - position
         if remaining < RECORD_BATCH_OVERHEAD:
@@ -378,6 +377,8 @@ def encode_batch(records: Iterable[RecordInput], *, base_offset: int = 0,
         raise ValueError("a transactional batch needs a producer id")
     if base_timestamp is None:
         base_timestamp = _first_timestamp(records)
+    if type(base_timestamp) is not int:
+        raise TypeError(f"the base timestamp is an int of milliseconds, not {base_timestamp!r}")
 
     parts, max_timestamp = _encode_records(records, base_timestamp)
     try:
@@ -385,7 +386,7 @@ def encode_batch(records: Iterable[RecordInput], *, base_offset: int = 0,
     except TypeError as error:
         raise TypeError(f"record keys and values must be bytes or None: {error}") from None
     if compression == GZIP:
-        body = gzip.compress(body, mtime=0)
+        body = gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
 
     attributes = compression
     if timestamp_type == LOG_APPEND_TIME:
@@ -438,7 +439,8 @@ def _first_timestamp(records: Sequence[RecordInput]) -> int:
                      "(the engine has no wall clock)")
 
 
-def _encode_records(records: Sequence[RecordInput], base_timestamp: int) -> tuple[list[bytes], int]:
+def _encode_records(records: Sequence[RecordInput],
+                    base_timestamp: int) -> tuple[list[bytes], int]:
     """The parts of the record array (to join) and the batch's maxTimestamp.
 
     Fast path: every varint of the record fits the small-varint table; a value outside it raises
@@ -610,16 +612,15 @@ def _decode_records(data: bytes, count: int, base_offset: int,
         else:
             length, pos = decode_varint(data, pos)
         record_end = pos + length
-        pos += 1  # attributes: int8, unused
-        b = data[pos]  # timestampDelta: varlong
+        b = data[pos + 1]  # attributes: int8, unused (skipped); timestampDelta: varlong
         if b < continuation:
             timestamp_delta = zigzag[b]
-            pos += 1
-        elif (b1 := data[pos + 1]) < continuation:
-            timestamp_delta = zigzag[(b1 << bits) | (b & payload)]
             pos += 2
+        elif (b1 := data[pos + 2]) < continuation:
+            timestamp_delta = zigzag[(b1 << bits) | (b & payload)]
+            pos += 3
         else:
-            timestamp_delta, pos = decode_varlong(data, pos)
+            timestamp_delta, pos = decode_varlong(data, pos + 1)
         b = data[pos]  # offsetDelta: varint
         if b < continuation:
             offset_delta = zigzag[b]
@@ -639,10 +640,11 @@ def _decode_records(data: bytes, count: int, base_offset: int,
         else:
             key_length, pos = decode_varint(data, pos)
         if key_length >= 0:
-            key = data[pos:pos + key_length]
+            key: bytes | None = data[pos:pos + key_length]
             pos += key_length
         else:
-            key = _null(key_length, "key", index)
+            _check_null_length(key_length, "key", index)
+            key = None
         b = data[pos]  # valueLength: varint; value
         if b < continuation:
             value_length = zigzag[b]
@@ -653,10 +655,11 @@ def _decode_records(data: bytes, count: int, base_offset: int,
         else:
             value_length, pos = decode_varint(data, pos)
         if value_length >= 0:
-            value = data[pos:pos + value_length]
+            value: bytes | None = data[pos:pos + value_length]
             pos += value_length
         else:
-            value = _null(value_length, "value", index)
+            _check_null_length(value_length, "value", index)
+            value = None
         if data[pos] == 0:  # headersCount: varint; headers
             headers: tuple[Header, ...] = ()
             pos += 1
@@ -679,10 +682,10 @@ def _decode_records(data: bytes, count: int, base_offset: int,
     return records
 
 
-def _null(length: int, field: str, index: int) -> None:
+def _check_null_length(length: int, field: str, index: int) -> None:
+    """A negative length must be -1 (null); anything else is corrupt."""
     if length != NULL_LENGTH:
         raise CorruptRecordError(f"record {index}: invalid {field} length {length}")
-    return None
 
 
 def _decode_headers(data: bytes, pos: int, index: int) -> tuple[tuple[Header, ...], int]:
@@ -703,7 +706,8 @@ def _decode_headers(data: bytes, pos: int, index: int) -> tuple[tuple[Header, ..
             value: bytes | None = data[pos:pos + value_length]
             pos += value_length
         else:
-            value = _null(value_length, "header value", index)
+            _check_null_length(value_length, "header value", index)
+            value = None
         headers.append(Header(key, value))
     return tuple(headers), pos
 

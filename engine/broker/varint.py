@@ -5,9 +5,10 @@
     encoding   = zigzag(n) in 7-bit groups, least significant group first; every byte but the
                  last has its high bit (the continuation bit) set.
 
-Zigzag maps small magnitudes of either sign to small unsigned numbers (0→0, -1→1, 1→2, -2→3, …),
-so -1 (Kafka's "null" length) costs one byte. A varint takes at most 5 bytes, a varlong 10.
-Python's `>>` on a negative int is arithmetic at any width, so one zigzag formula serves both.
+Zigzag maps small magnitudes of either sign to small unsigned numbers (0, -1, 1, -2, … become
+0, 1, 2, 3, …), so -1 (Kafka's "null" length) costs one byte. A varint takes at most 5 bytes,
+a varlong 10. Python's `>>` on a negative int is arithmetic at any width, so one zigzag formula
+serves both.
 
 Decoders are pure functions `(buf, position) -> (value, new_position)`; they raise `ValueError`
 for an over-long or out-of-range encoding and `IndexError` when the buffer ends mid-varint.

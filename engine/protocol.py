@@ -1,0 +1,124 @@
+"""The requests brokers and clients send each other, as dataclasses with Kafka's field names.
+
+Only the fields the lab uses are kept (see Kafka's message JSONs: FetchRequest.json, ...).
+Records travel as the raw bytes of record batches, exactly as on the wire.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+NONE = "NONE"
+CONSUMER_REPLICA_ID = -1
+
+
+@dataclass(slots=True)
+class FetchPartition:
+    topic: str
+    partition: int
+    fetch_offset: int
+    current_leader_epoch: int
+    log_start_offset: int = -1
+    partition_max_bytes: int = 1024 * 1024
+
+
+@dataclass(slots=True)
+class FetchRequest:
+    replica_id: int                    # the follower's broker id (-1 for a consumer)
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    partitions: list[FetchPartition]
+    isolation_level: int = 0          # consumers: 0 read_uncommitted; followers ignore it
+
+
+@dataclass(slots=True)
+class FetchPartitionData:
+    topic: str
+    partition: int
+    error: str
+    high_watermark: int = -1
+    log_start_offset: int = -1
+    log_end_offset: int = -1          # not in Kafka's response; shown in the lab's views
+    records: bytes = b""
+
+
+@dataclass(slots=True)
+class FetchResponse:
+    partitions: list[FetchPartitionData]
+
+
+@dataclass(slots=True)
+class ProduceRequest:
+    request_id: int
+    acks: int                          # 0, 1 or -1 (all)
+    timeout_ms: int
+    topic: str
+    partition: int
+    records: bytes
+
+
+@dataclass(slots=True)
+class ProduceResponse:
+    request_id: int
+    topic: str
+    partition: int
+    error: str
+    base_offset: int = -1
+    log_start_offset: int = -1
+
+
+@dataclass(slots=True)
+class EpochQuery:
+    topic: str
+    partition: int
+    current_leader_epoch: int
+    leader_epoch: int                  # the follower's latest epoch: where does it end on the leader?
+
+
+@dataclass(slots=True)
+class OffsetsForLeaderEpochRequest:
+    replica_id: int
+    partitions: list[EpochQuery]
+
+
+@dataclass(slots=True)
+class EpochEndOffset:
+    topic: str
+    partition: int
+    error: str
+    leader_epoch: int = -1
+    end_offset: int = -1
+
+
+@dataclass(slots=True)
+class OffsetsForLeaderEpochResponse:
+    partitions: list[EpochEndOffset]
+
+
+@dataclass(slots=True)
+class PartitionState:
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    isr: list[int]
+    replicas: list[int]
+    partition_epoch: int = 0
+
+
+@dataclass(slots=True)
+class LeaderAndIsrRequest:
+    controller_id: int
+    controller_epoch: int
+    partitions: list[PartitionState] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class LeaderAndIsrResponse:
+    broker: int
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def api_name(message: object) -> str:
+    name = type(message).__name__
+    return name[:-len("Request")] if name.endswith("Request") else name

@@ -1,0 +1,84 @@
+"""Virtual time and the one queue of timed actions a cluster runs on.
+
+The queue is a heap of `(time_ms, priority, sequence, action)`; the sequence number from a
+counter makes actions due at the same time run in the order they were scheduled, so a run is
+a pure function of the seed and the commands. `step()` runs exactly one action.
+
+Each action is *foreground* (work that is under way: a request in flight, a pending election)
+or *background* (a recurring timer: checkpoints, ISR expiry checks, an idle fetch long-poll).
+`has_foreground_work()` lets the cluster decide when it has gone idle.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass(order=True, slots=True)
+class Scheduled:
+    time_ms: int
+    priority: int
+    sequence: int
+    action: Callable[[], None] = field(compare=False)
+    label: str = field(compare=False, default="")
+    foreground: bool = field(compare=False, default=True)
+    cancelled: bool = field(compare=False, default=False)
+
+
+class Scheduler:
+    def __init__(self) -> None:
+        self.now_ms = 0
+        self._queue: list[Scheduled] = []
+        self._counter = itertools.count()
+        self._foreground = 0
+        self.steps = 0
+
+    def schedule(self, delay_ms: int, action: Callable[[], None], *, label: str = "",
+                 priority: int = 0, foreground: bool = True) -> Scheduled:
+        if delay_ms < 0:
+            raise ValueError(f"cannot schedule in the past ({delay_ms} ms)")
+        entry = Scheduled(self.now_ms + int(delay_ms), priority, next(self._counter), action, label, foreground)
+        heapq.heappush(self._queue, entry)
+        if foreground:
+            self._foreground += 1
+        return entry
+
+    def cancel(self, entry: Scheduled | None) -> None:
+        if entry is not None and not entry.cancelled:
+            entry.cancelled = True
+            if entry.foreground:
+                self._foreground -= 1
+
+    def next_time(self) -> int | None:
+        self._drop_cancelled()
+        return self._queue[0].time_ms if self._queue else None
+
+    def step(self) -> Scheduled | None:
+        """Advance to the next action and run it; None if nothing is scheduled."""
+        self._drop_cancelled()
+        if not self._queue:
+            return None
+        entry = heapq.heappop(self._queue)
+        if entry.foreground:
+            self._foreground -= 1
+        entry.cancelled = True  # it ran; cancelling it later is a no-op
+        self.now_ms = max(self.now_ms, entry.time_ms)
+        self.steps += 1
+        entry.action()
+        return entry
+
+    def advance_to(self, time_ms: int) -> None:
+        """Move the clock forward with nothing due before `time_ms` (run_for's tail)."""
+        self.now_ms = max(self.now_ms, time_ms)
+
+    def has_foreground_work(self) -> bool:
+        return self._foreground > 0
+
+    def pending(self) -> int:
+        return sum(1 for e in self._queue if not e.cancelled)
+
+    def _drop_cancelled(self) -> None:
+        while self._queue and self._queue[0].cancelled:
+            heapq.heappop(self._queue)

@@ -1,0 +1,21 @@
+"""The benchmark runs and reports its figures (its speed is never asserted: machines are shared)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def test_log_bench_prints_one_json_object_with_its_rates():
+    done = subprocess.run([sys.executable, "-m", "engine.bench", "log", "--records", "3000", "--json"],
+                          capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    for key in ("encode_rps", "append_rps", "raw_write_rps", "read_rps", "raw_read_rps"):
+        assert result[key] > 0
+    assert result["records"] == 3000
+
+
+def test_log_bench_prints_a_readable_report():
+    done = subprocess.run([sys.executable, "-m", "engine.bench", "log", "--records", "1000"],
+                          capture_output=True, text=True, check=True)
+    assert "append/raw =" in done.stdout and "records/s" in done.stdout
