@@ -631,6 +631,9 @@ def _producer_batches(records: Iterable) -> Iterable[list]:
             key, value = record.key, record.value
         else:
             key, value = record[0], record[1]
+            if isinstance(key, str) or isinstance(value, str):  # text is sent as UTF-8, as a StringSerializer would
+                key, value = _utf8(key), _utf8(value)
+                record = (key, value, *record[2:])
         estimate = 21 + (len(key) if key else 0) + (len(value) if value else 0)
         if chunk and size + estimate > PRODUCER_BATCH_BYTES:
             yield chunk
@@ -651,3 +654,7 @@ def _stamp_log_append_time(buf: bytearray, position: int, size: int, now_ms: int
     struct.pack_into(">q", buf, position + rb.MAX_TIMESTAMP_OFFSET, now_ms)
     crc = crc32c(memoryview(buf)[attributes_at:position + size])
     struct.pack_into(">I", buf, position + rb.CRC_OFFSET, crc)
+
+
+def _utf8(data: bytes | str | None) -> bytes | None:
+    return data.encode("utf-8") if isinstance(data, str) else data

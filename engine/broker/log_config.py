@@ -20,9 +20,9 @@ DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
 DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 + 12  # 1048588: one 1 MiB batch plus its log overhead
 LONG_MAX = 2**63 - 1
 
-# The smallest segment a lab topic may have. Kafka 4.0 raised its own floor to 1 MiB (KIP-1030);
-# the lab keeps a tiny floor so a lesson can show a roll every few records.
-MIN_SEGMENT_BYTES = 64
+# The smallest segment.bytes accepted: Kafka 3.x's floor (a legacy record's overhead). Kafka 4.0
+# raised it to 1 MiB (KIP-1030); the lab keeps the old floor so a lesson can roll every few records.
+MIN_SEGMENT_BYTES = 14
 
 # Topic configs owned by other layers; valid in a topic config, not used by the log itself.
 OTHER_LAYER_KEYS = frozenset({

@@ -125,3 +125,17 @@ def test_log_append_time_stamps_the_broker_clock(tmp_path, clock):
     log.append([(None, b"x")], timestamp_ms=5)
     record, = log.read(0, 100)
     assert record.timestamp == clock()
+
+
+def test_text_keys_and_values_are_stored_as_utf8(tmp_path, clock):
+    log = Log(str(tmp_path / "t-0"), clock_ms=clock)
+    log.append([("键", "值"), (None, "plain")])
+    assert [(r.key, r.value) for r in log.read(0, 1 << 20)] == [("键".encode(), "值".encode()), (None, b"plain")]
+
+
+def test_a_segment_smaller_than_one_batch_holds_one_batch_each(tmp_path, clock):
+    log = Log(str(tmp_path / "t-0"), {"segment.bytes": 14}, clock_ms=clock)
+    for i in range(3):
+        log.append([(None, b"%d" % i)])
+    assert [s.base_offset for s in log.segments] == [0, 1, 2]
+    assert [r.value for r in log.read(1, 100)] == [b"1"]
