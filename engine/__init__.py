@@ -1,4 +1,13 @@
-"""Kafka Lab's engine: a deterministic, steppable reimplementation of Kafka's broker internals.
+"""Kafka Lab's engine: a real, in-process, deterministic multi-broker Kafka. Pure Python; it never
+imports the web layer. `from engine import Cluster` is the way in."""
+from __future__ import annotations
 
-It never imports Django; it runs, is tested and is benchmarked headless.
-"""
+__all__ = ["Cluster"]
+
+
+def __getattr__(name: str):
+    # Imported lazily, so `import engine.broker.record_batch` stays light.
+    if name == "Cluster":
+        from engine.cluster import Cluster
+        return Cluster
+    raise AttributeError(name)

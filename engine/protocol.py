@@ -120,5 +120,7 @@ class LeaderAndIsrResponse:
 
 
 def api_name(message: object) -> str:
+    """Kafka's API name of a request ("Fetch"), or the response's class name ("FetchResponse")."""
+    message = getattr(message, "body", message)  # unwrap a broker's correlation envelope
     name = type(message).__name__
     return name[:-len("Request")] if name.endswith("Request") else name

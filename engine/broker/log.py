@@ -541,12 +541,13 @@ class Log:
         now = self._clock()
         self._segments = [LogSegment.open_existing(self.path, b, self.config, created_ms=now) for b in bases]
         self._bases = list(bases)
-        first_unflushed = self._floor_slot(recovery_point)
         stats = {"recovered": 0, "truncated": 0, "deleted": 0, "rebuilt": 0}
+        first_unflushed = len(self._segments)
         for i, segment in enumerate(self._segments):
-            if i >= first_unflushed or not self._load_flushed_segment(segment, stats):
+            # A segment wholly below the recovery point was flushed: its headers are trusted.
+            if not (self._load_flushed_segment(segment, stats) and segment.next_offset <= recovery_point):
+                first_unflushed = min(first_unflushed, i)
                 stats["recovered"] += 1
-                stats["rebuilt"] += 0 if segment.load_indexes() else 1
                 truncated = segment.recover(self.config.max_message_bytes)
                 if truncated:
                     stats["truncated"] += truncated

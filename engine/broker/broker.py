@@ -1,0 +1,452 @@
+"""A broker: its data dir, its replicas, the requests it answers, its timers.
+
+Data dir layout (one per broker), as Kafka's log dir:
+    broker-1/t-0/00000000000000000000.log …     one directory per replica
+    broker-1/t-0/leader-epoch-checkpoint
+    broker-1/replication-offset-checkpoint        HWs, written every 5 s
+    broker-1/recovery-point-offset-checkpoint     recovery points, written every 60 s
+    broker-1/log-start-offset-checkpoint
+    broker-1/.kafka_cleanshutdown                 present only after a clean shutdown
+
+The broker answers Produce, Fetch (from followers) and OffsetsForLeaderEpoch as a leader, and
+LeaderAndIsr from the controller. A crash ends the incarnation: every timer and callback of
+the old incarnation is ignored from then on. A restart recovers each log from its recovery
+point (unless the last shutdown was clean) and reads its HWs from the checkpoint.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from engine import events as ev
+from engine.broker import log_events
+from engine.broker.log import Log
+from engine.broker.log_config import LogConfig
+from engine.protocol import (EpochEndOffset, FetchPartitionData, FetchRequest, FetchResponse,
+                             LeaderAndIsrRequest, LeaderAndIsrResponse, OffsetsForLeaderEpochRequest,
+                             OffsetsForLeaderEpochResponse, PartitionState, ProduceRequest,
+                             ProduceResponse)
+from engine.replication import checkpoints
+from engine.replication.fetcher import ReplicaFetcher
+from engine.replication.leader_epoch_cache import LeaderEpochCache
+from engine.replication.partition import NOT_LEADER, Partition
+
+if TYPE_CHECKING:
+    from engine.cluster import Cluster
+
+PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+HW_CHECKPOINT = "replication-offset-checkpoint"
+RECOVERY_CHECKPOINT = "recovery-point-offset-checkpoint"
+LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
+
+
+@dataclass(slots=True)
+class DelayedFetch:
+    src: str
+    request: FetchRequest
+    respond: Callable[[object], None]
+    timer: object = None
+
+
+class Broker:
+    def __init__(self, cluster: Cluster, broker_id: int) -> None:
+        self.cluster = cluster
+        self.id = broker_id
+        self.node = f"broker-{broker_id}"
+        self.data_dir = os.path.join(cluster.data_dir, self.node)
+        self.alive = False
+        self.incarnation = 0
+        self.session: int | None = None
+        self.partitions: dict[tuple[str, int], Partition] = {}
+        self.fetchers: dict[int, ReplicaFetcher] = {}
+        self.fetchers_paused = False
+        self._delayed_fetches: list[DelayedFetch] = []
+        self._pending_responses: dict[int, Callable[[object], None]] = {}
+        self._next_correlation = 0
+        os.makedirs(self.data_dir, exist_ok=True)
+
+    # -- shortcuts to the cluster ---------------------------------------------------------------
+    @property
+    def config(self):
+        return self.cluster.broker_config
+
+    @property
+    def cluster_config(self):
+        return self.cluster.cluster_config
+
+    @property
+    def store(self):
+        return self.cluster.store
+
+    @property
+    def now_ms(self) -> int:
+        return self.cluster.scheduler.now_ms
+
+    def publish(self, event: ev.Event) -> None:
+        self.cluster.bus.publish(event)
+
+    def schedule(self, delay_ms: int, action: Callable[[], None], label: str, *, foreground: bool = True):
+        """Schedule an action of this incarnation: it does nothing if the broker crashed since."""
+        incarnation = self.incarnation
+
+        def run() -> None:
+            if self.alive and self.incarnation == incarnation:
+                action()
+        return self.cluster.scheduler.schedule(delay_ms, run, label=f"{self.node}: {label}", foreground=foreground)
+
+    def cancel(self, entry) -> None:
+        self.cluster.scheduler.cancel(entry)
+
+    def is_broker_registered(self, broker_id: int) -> bool:
+        return self.store.exists(f"/brokers/ids/{broker_id}")
+
+    # -- life cycle -------------------------------------------------------------------------
+    def start(self, *, restarted: bool = False) -> None:
+        self.alive = True
+        self.incarnation += 1
+        self.fetchers_paused = False
+        clean = os.path.exists(os.path.join(self.data_dir, CLEAN_SHUTDOWN_FILE))
+        if clean:
+            os.remove(os.path.join(self.data_dir, CLEAN_SHUTDOWN_FILE))
+        recovered = self._load_partitions(clean)
+        self.cluster.network.set_up(self.node, True)
+        self.publish(ev.BrokerStarted(broker=self.id, restarted=restarted, recovered_partitions=recovered))
+        self.cluster.register_broker(self)
+        self._start_timers()
+
+    def _load_partitions(self, clean_shutdown: bool) -> list[dict]:
+        hws = checkpoints.read_offsets(os.path.join(self.data_dir, HW_CHECKPOINT))
+        recovery = checkpoints.read_offsets(os.path.join(self.data_dir, RECOVERY_CHECKPOINT))
+        starts = checkpoints.read_offsets(os.path.join(self.data_dir, LOG_START_CHECKPOINT))
+        recovered = []
+        for name in sorted(os.listdir(self.data_dir)):
+            match = PARTITION_DIR.match(name)
+            if not match or not os.path.isdir(os.path.join(self.data_dir, name)):
+                continue
+            key = (match.group(1), int(match.group(2)))
+            if key[0] not in self.cluster.topics:
+                continue
+            report: list[object] = []
+            partition = self._open_partition(
+                key, recovery_point=recovery.get(key, 0) if clean_shutdown or key in recovery else None,
+                log_start_offset=starts.get(key), high_watermark=hws.get(key, 0), on_recovery=report.append)
+            for item in report:
+                if isinstance(item, log_events.LogRecovered):
+                    recovered.append({"topic": key[0], "partition": key[1], **_as_dict(item)})
+            partition.epoch_cache.truncate_from_end(partition.log_end_offset)
+        return recovered
+
+    def _open_partition(self, key: tuple[str, int], *, recovery_point: int | None = None,
+                        log_start_offset: int | None = None, high_watermark: int = 0,
+                        on_recovery: Callable[[object], None] | None = None) -> Partition:
+        topic, p = key
+        topic_config = self.cluster.topics[topic].config
+        path = os.path.join(self.data_dir, f"{topic}-{p}")
+
+        def listener(event: object) -> None:
+            if on_recovery is not None:
+                on_recovery(event)
+            self._publish_log_event(topic, p, event)
+        log = Log(path, self.cluster.log_config_for(topic), recovery_point=recovery_point,
+                  log_start_offset=log_start_offset, high_watermark=high_watermark,
+                  clock_ms=self.cluster.record_clock, fsync=self.cluster.cluster_config.fsync, listener=listener)
+        cache = LeaderEpochCache(path, fsync=self.cluster.cluster_config.fsync)
+        partition = Partition(self, topic, p, log, cache,
+                              min_insync_replicas=int(topic_config.get("min.insync.replicas",
+                                                                       self.config.min_insync_replicas)))
+        self.partitions[key] = partition
+        return partition
+
+    def _publish_log_event(self, topic: str, p: int, event: object) -> None:
+        common = {"broker": self.id, "topic": topic, "partition": p}
+        if isinstance(event, log_events.SegmentRolled):
+            self.publish(ev.SegmentRolled(**common, base_offset=event.base_offset,
+                                          previous_base_offset=event.previous_base_offset, reason=event.reason))
+        elif isinstance(event, log_events.SegmentDeleted):
+            self.publish(ev.SegmentDeleted(**common, base_offset=event.base_offset, next_offset=event.next_offset,
+                                           size_in_bytes=event.size_in_bytes, reason=event.reason))
+        elif isinstance(event, log_events.LogStartOffsetIncremented):
+            self.publish(ev.LogStartOffsetMoved(**common, log_start_offset=event.log_start_offset,
+                                                reason=event.reason))
+        elif isinstance(event, log_events.LogRecovered) and event.bytes_truncated:
+            self.publish(ev.LogTruncated(**common, from_offset=-1, to_offset=event.log_end_offset,
+                                         records_removed=0, removed=[],
+                                         reason=f"log recovery cut {event.bytes_truncated} bad bytes"))
+
+    def crash(self, mode: str) -> None:
+        """Stop at once. "process": written bytes survive; "power": bytes not flushed are lost."""
+        if mode not in ("process", "power"):
+            raise ValueError(f"crash mode must be 'process' or 'power', not {mode!r}")
+        self.alive = False
+        self.incarnation += 1
+        self.cluster.network.set_up(self.node, False)
+        for fetcher in self.fetchers.values():
+            fetcher.stop()
+        self.fetchers.clear()
+        for partition in self.partitions.values():
+            partition.stop()
+            partition.log.close_after_crash(lose_unflushed=(mode == "power"))
+        self.partitions.clear()
+        self._delayed_fetches.clear()
+        self._pending_responses.clear()
+        self.publish(ev.BrokerCrashed(broker=self.id, mode=mode))
+
+    def shutdown(self) -> None:
+        """Clean shutdown: checkpoints written, logs flushed and closed, marker left behind."""
+        if not self.alive:
+            return
+        self._write_checkpoints(publish=False)
+        for fetcher in self.fetchers.values():
+            fetcher.stop()
+        for partition in self.partitions.values():
+            partition.stop()
+            partition.log.close()
+        self._write_recovery_checkpoints(publish=False, closed=True)
+        with open(os.path.join(self.data_dir, CLEAN_SHUTDOWN_FILE), "w"):
+            pass
+        self.partitions.clear()
+        self.alive = False
+        self.incarnation += 1
+        self.cluster.network.set_up(self.node, False)
+
+    # -- timers -----------------------------------------------------------------------------
+    def _start_timers(self) -> None:
+        config = self.config
+        self._every(config.replica_high_watermark_checkpoint_interval_ms, self._write_checkpoints, "HW checkpoint")
+        self._every(config.log_flush_offset_checkpoint_interval_ms,
+                    lambda: self._write_recovery_checkpoints(publish=True), "recovery-point checkpoint")
+        self._every(max(1, config.replica_lag_time_max_ms // 2), self._check_isr_expiration, "isr-expiration")
+        self._every(config.log_retention_check_interval_ms, self._run_retention, "log retention")
+
+    def _every(self, interval_ms: int, action: Callable[[], None], label: str) -> None:
+        def tick() -> None:
+            action()
+            self.schedule(interval_ms, tick, label, foreground=False)
+        self.schedule(interval_ms, tick, label, foreground=False)
+
+    def _write_checkpoints(self, publish: bool = True) -> None:
+        hws = {key: p.high_watermark for key, p in self.partitions.items()}
+        checkpoints.write_offsets(os.path.join(self.data_dir, HW_CHECKPOINT), hws,
+                                  fsync=self.cluster.cluster_config.fsync)
+        if publish:
+            self.publish(ev.CheckpointWritten(broker=self.id, file=HW_CHECKPOINT,
+                                              entries={f"{t}-{p}": o for (t, p), o in sorted(hws.items())}))
+
+    def _write_recovery_checkpoints(self, publish: bool = True, closed: bool = False) -> None:
+        points = {key: (p.log.log_end_offset if closed else p.log.recovery_point) for key, p in self.partitions.items()}
+        starts = {key: p.log.log_start_offset for key, p in self.partitions.items()}
+        fsync = self.cluster.cluster_config.fsync
+        checkpoints.write_offsets(os.path.join(self.data_dir, RECOVERY_CHECKPOINT), points, fsync=fsync)
+        checkpoints.write_offsets(os.path.join(self.data_dir, LOG_START_CHECKPOINT), starts, fsync=fsync)
+        if publish:
+            self.publish(ev.CheckpointWritten(broker=self.id, file=RECOVERY_CHECKPOINT,
+                                              entries={f"{t}-{p}": o for (t, p), o in sorted(points.items())}))
+
+    def _check_isr_expiration(self) -> None:
+        for partition in list(self.partitions.values()):
+            partition.maybe_shrink_isr()
+
+    def _run_retention(self) -> None:
+        now = self.cluster.record_clock()
+        for partition in self.partitions.values():
+            partition.log.delete_old_segments(now)
+            partition.epoch_cache.truncate_from_start(partition.log.log_start_offset)
+
+    def flush_logs(self) -> None:
+        """Force every log to disk (the recovery points move to the log ends)."""
+        for partition in self.partitions.values():
+            partition.log.flush()
+
+    # -- networking -------------------------------------------------------------------------
+    def send_to_broker(self, broker_id: int, request: object, summary: dict, *, foreground: bool,
+                       on_response: Callable[[object], None]) -> None:
+        self._next_correlation += 1
+        correlation = self._next_correlation
+        self._pending_responses[correlation] = on_response
+        self.cluster.network.send(self.node, f"broker-{broker_id}", _Envelope(correlation, request, self.incarnation),
+                                  summary, foreground=foreground)
+
+    def receive(self, src: str, message: object) -> None:
+        if not self.alive:
+            return
+        if isinstance(message, _Reply):
+            if message.incarnation != self.incarnation:
+                return
+            callback = self._pending_responses.pop(message.correlation, None)
+            if callback is not None:
+                callback(message.body)
+            return
+        envelope = message if isinstance(message, _Envelope) else _Envelope(0, message, 0)
+        request = envelope.body
+
+        def respond(body: object, summary: dict | None = None, *, foreground: bool = True) -> None:
+            if self.alive:
+                self.cluster.network.send(self.node, src, _Reply(envelope.correlation, body, envelope.incarnation),
+                                          summary or {}, foreground=foreground)
+        if isinstance(request, ProduceRequest):
+            self._handle_produce(request, respond)
+        elif isinstance(request, FetchRequest):
+            self._handle_fetch(src, request, respond)
+        elif isinstance(request, OffsetsForLeaderEpochRequest):
+            respond(self._handle_epoch_queries(request), {"partitions": len(request.partitions)})
+        elif isinstance(request, LeaderAndIsrRequest):
+            respond(self._handle_leader_and_isr(request), {"partitions": len(request.partitions)})
+        else:
+            raise TypeError(f"{self.node} got an unknown request {type(request).__name__}")
+
+    # -- Produce ----------------------------------------------------------------------------
+    def _handle_produce(self, request: ProduceRequest, respond) -> None:
+        partition = self.partitions.get((request.topic, request.partition))
+
+        def answer(error: str, base_offset: int) -> None:
+            if request.acks == 0:
+                return  # acks=0: the producer does not wait, the broker never answers
+            respond(ProduceResponse(request.request_id, request.topic, request.partition, error, base_offset,
+                                    partition.log.log_start_offset if partition else -1),
+                    {"request_id": request.request_id, "error": error, "base_offset": base_offset})
+        if partition is None:
+            answer(NOT_LEADER, -1)
+            return
+        result = partition.append_as_leader(request.records, request.acks)
+        if result.error == "NONE":
+            self._complete_delayed_fetches(request.topic, request.partition)
+        if result.error != "NONE" or request.acks != -1:
+            answer(result.error, result.base_offset)
+        else:
+            partition.wait_for_acks(result, answer, request.timeout_ms)
+
+    # -- Fetch (leader side) ----------------------------------------------------------------
+    def _handle_fetch(self, src: str, request: FetchRequest, respond) -> None:
+        datas = self._read_for_fetch(request, update_followers=True)
+        has_data = any(d.records or d.error != "NONE" for d in datas)
+        if has_data or request.max_wait_ms <= 0:
+            self._respond_fetch(datas, respond)
+            return
+        delayed = DelayedFetch(src, request, respond)
+        delayed.timer = self.schedule(request.max_wait_ms, lambda: self._complete_delayed(delayed),
+                                      "fetch long-poll", foreground=False)
+        self._delayed_fetches.append(delayed)
+
+    def _read_for_fetch(self, request: FetchRequest, *, update_followers: bool) -> list[FetchPartitionData]:
+        out = []
+        for fp in request.partitions:
+            partition = self.partitions.get((fp.topic, fp.partition))
+            if partition is None or partition.role != "leader":
+                out.append(FetchPartitionData(fp.topic, fp.partition, NOT_LEADER))
+                continue
+            if fp.current_leader_epoch >= 0 and fp.current_leader_epoch != partition.leader_epoch:
+                error = "FENCED_LEADER_EPOCH" if fp.current_leader_epoch < partition.leader_epoch \
+                    else "UNKNOWN_LEADER_EPOCH"
+                out.append(FetchPartitionData(fp.topic, fp.partition, error))
+                continue
+            log = partition.log
+            if fp.fetch_offset < log.log_start_offset or fp.fetch_offset > log.log_end_offset:
+                out.append(FetchPartitionData(fp.topic, fp.partition, "OFFSET_OUT_OF_RANGE",
+                                              partition.high_watermark, log.log_start_offset, log.log_end_offset))
+                continue
+            # Kafka reads first, then updates the follower's state: the HW in this answer is the
+            # one from before this fetch moved it, which is why HW reaches followers a fetch late.
+            max_offset = None if request.replica_id >= 0 else partition.high_watermark
+            data = log.read_batches(fp.fetch_offset, fp.partition_max_bytes, max_offset=max_offset)
+            out.append(FetchPartitionData(fp.topic, fp.partition, "NONE", partition.high_watermark,
+                                          log.log_start_offset, log.log_end_offset, data.records))
+            if update_followers and request.replica_id >= 0:
+                partition.on_follower_fetch(request.replica_id, fp.fetch_offset)
+        return out
+
+    def _respond_fetch(self, datas: list[FetchPartitionData], respond) -> None:
+        summary = {"partitions": [{"topic": d.topic, "partition": d.partition, "error": d.error,
+                                   "high_watermark": d.high_watermark, "bytes": len(d.records)} for d in datas]}
+        respond(FetchResponse(datas), summary, foreground=any(d.records for d in datas))
+
+    def _complete_delayed(self, delayed: DelayedFetch) -> None:
+        if delayed in self._delayed_fetches:
+            self._delayed_fetches.remove(delayed)
+            self._respond_fetch(self._read_for_fetch(delayed.request, update_followers=False), delayed.respond)
+
+    def _complete_delayed_fetches(self, topic: str, partition: int) -> None:
+        for delayed in list(self._delayed_fetches):
+            if any(fp.topic == topic and fp.partition == partition for fp in delayed.request.partitions):
+                self.cancel(delayed.timer)
+                self._complete_delayed(delayed)
+
+    # -- OffsetsForLeaderEpoch (leader side) ------------------------------------------------------
+    def _handle_epoch_queries(self, request: OffsetsForLeaderEpochRequest) -> OffsetsForLeaderEpochResponse:
+        out = []
+        for q in request.partitions:
+            partition = self.partitions.get((q.topic, q.partition))
+            if partition is None or partition.role != "leader":
+                out.append(EpochEndOffset(q.topic, q.partition, NOT_LEADER))
+            elif q.current_leader_epoch != partition.leader_epoch:
+                out.append(EpochEndOffset(q.topic, q.partition, "FENCED_LEADER_EPOCH"))
+            else:
+                epoch, end = partition.epoch_cache.end_offset_for(q.leader_epoch, partition.log_end_offset)
+                out.append(EpochEndOffset(q.topic, q.partition, "NONE", epoch, end))
+        return OffsetsForLeaderEpochResponse(out)
+
+    # -- LeaderAndIsr -----------------------------------------------------------------------
+    def _handle_leader_and_isr(self, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
+        errors = {}
+        if request.controller_epoch < self.cluster.controller_epoch_seen.get(self.id, 0):
+            return LeaderAndIsrResponse(self.id, {"*": "STALE_CONTROLLER_EPOCH"})
+        self.cluster.controller_epoch_seen[self.id] = request.controller_epoch
+        for state in request.partitions:
+            key = (state.topic, state.partition)
+            partition = self.partitions.get(key) or self._open_partition(key)
+            if state.leader_epoch < partition.leader_epoch:
+                errors[f"{state.topic}-{state.partition}"] = "STALE_LEADER_EPOCH"
+                continue
+            if state.leader == self.id:
+                self._stop_following(key)
+                partition.become_leader(state)
+            else:
+                same = partition.role == "follower" and partition.leader_epoch == state.leader_epoch
+                partition.become_follower(state)
+                if not same:
+                    self._follow(key, state)
+        return LeaderAndIsrResponse(self.id, errors)
+
+    def _follow(self, key: tuple[str, int], state: PartitionState) -> None:
+        self._stop_following(key)
+        if state.leader < 0:
+            return  # offline: nobody to follow until a leader is elected
+        fetcher = self.fetchers.get(state.leader)
+        if fetcher is None:
+            fetcher = self.fetchers[state.leader] = ReplicaFetcher(self, state.leader)
+        fetcher.add_partition(key, state.leader_epoch)
+
+    def _stop_following(self, key: tuple[str, int]) -> None:
+        for fetcher in self.fetchers.values():
+            fetcher.remove_partition(key)
+
+    def pause_fetchers(self) -> None:
+        self.fetchers_paused = True
+        for fetcher in self.fetchers.values():
+            fetcher.abandon_in_flight()
+
+    def resume_fetchers(self) -> None:
+        self.fetchers_paused = False
+        for fetcher in self.fetchers.values():
+            fetcher.maybe_send()
+
+
+@dataclass(slots=True)
+class _Envelope:
+    """A request with the correlation id its answer will carry back."""
+    correlation: int
+    body: object
+    incarnation: int
+
+
+@dataclass(slots=True)
+class _Reply:
+    correlation: int
+    body: object
+    incarnation: int
+
+
+def _as_dict(event: object) -> dict:
+    return {k: getattr(event, k) for k in event.__dataclass_fields__}  # type: ignore[attr-defined]

@@ -1,0 +1,633 @@
+"""The `Cluster` facade: the one object everything else drives.
+
+    from engine import Cluster
+    cluster = Cluster(brokers=3, data_dir="/tmp/lab", seed=7, truncation="leader-epoch")
+    cluster.create_topic("t", partitions=1, replication_factor=3)
+    cluster.produce("t", key=b"k", value=b"m1", acks=-1)
+    cluster.run_until_idle()
+    cluster.read("t", 0)          # committed records (below the HW)
+    cluster.kill_broker(cluster.leader_of("t", 0))
+
+Everything runs on one scheduler in virtual time: `step()` runs exactly one action and returns
+the events it caused; `run_for(ms)` and `run_until_idle()` loop over it. Commands (create a
+topic, produce, kill a broker, cut a link…) take effect at the current virtual time. The same
+seed and the same commands give the same events and the same bytes on disk.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from typing import Callable
+
+from engine import events as ev
+from engine.broker import record_batch as rb
+from engine.broker.broker import Broker
+from engine.broker.errors import InvalidConfigError
+from engine.broker.log_config import LogConfig
+from engine.network import Network
+from engine.protocol import ProduceRequest, ProduceResponse
+from engine.replication.assignment import InvalidReplicationFactorError, assign_replicas
+from engine.replication.controller import Controller, partition_path
+from engine.replication.fetcher import TRUNCATION_MODES
+from engine.replication.metadata_store import MetadataStore, NodeExistsError
+from engine.sim import RandomTree, Scheduler
+from engine.topics import (TopicExistsError, UnknownTopicError, check_collision, collision_warning,
+                           validate_topic_name)
+
+# Record timestamps are virtual too: the cluster's clock starts at this instant (2023-11-14).
+EPOCH_MS = 1_700_000_000_000
+MAX_BROKERS = 9
+CLIENT = "client"
+TOPIC_LEVEL_KEYS = set(LogConfig().to_dict()) | {"min.insync.replicas", "unclean.leader.election.enable"}
+
+
+class ClusterError(Exception):
+    """A command that cannot be carried out; `kafka_name` is Kafka's error name where one exists."""
+
+    def __init__(self, message: str, kafka_name: str = "INVALID_REQUEST") -> None:
+        super().__init__(message)
+        self.kafka_name = kafka_name
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Broker settings, under Kafka's names with dots turned into underscores; Kafka's defaults."""
+    replica_lag_time_max_ms: int = 30000
+    replica_fetch_wait_max_ms: int = 500
+    replica_fetch_min_bytes: int = 1
+    replica_fetch_max_bytes: int = 1048576
+    replica_fetch_response_max_bytes: int = 10485760
+    replica_fetch_backoff_ms: int = 1000
+    replica_socket_timeout_ms: int = 30000
+    replica_high_watermark_checkpoint_interval_ms: int = 5000
+    log_flush_offset_checkpoint_interval_ms: int = 60000
+    log_retention_check_interval_ms: int = 300000
+    min_insync_replicas: int = 1
+    unclean_leader_election_enable: bool = False
+    request_timeout_ms: int = 30000
+    zookeeper_session_timeout_ms: int = 18000
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """How the lab runs the cluster (not Kafka settings)."""
+    truncation: str = "leader-epoch"
+    fsync: bool = False            # real fsync on flush; crashes are simulated, so off by default
+    network_min_delay_ms: int = 1
+    network_max_delay_ms: int = 3
+    network_loss_rate: float = 0.0
+
+
+@dataclass
+class TopicInfo:
+    name: str
+    partitions: int
+    replication_factor: int
+    config: dict = field(default_factory=dict)
+
+
+@dataclass
+class Produced:
+    """What the producer knows about one record it sent (the scenario's "produced" list)."""
+    request_id: int
+    topic: str
+    partition: int
+    key: bytes | None
+    value: bytes | None
+    acks: int
+    tag: object = None
+    acked: bool | None = None      # None while waiting for an answer
+    offset: int = -1
+    error: str | None = None
+    timer: object = None
+
+
+def split_config(config: dict | None) -> tuple[BrokerConfig, ClusterConfig, dict]:
+    """Sort a flat config dict into broker settings, lab settings and topic defaults."""
+    broker_fields = {f.name for f in fields(BrokerConfig)}
+    broker, lab, topic = {}, {}, {}
+    for key, value in (config or {}).items():
+        name = key.replace(".", "_")
+        if key.startswith("network.") or key in ("truncation", "fsync"):
+            lab[name] = value
+        elif name in broker_fields and key not in ("min.insync.replicas", "unclean.leader.election.enable"):
+            broker[name] = value
+        elif key in TOPIC_LEVEL_KEYS:
+            topic[key] = value
+        else:
+            raise InvalidConfigError(f"Unknown cluster config '{key}'")
+    if "min.insync.replicas" in topic:
+        broker["min_insync_replicas"] = int(topic["min.insync.replicas"])
+    if "unclean.leader.election.enable" in topic:
+        broker["unclean_leader_election_enable"] = _as_bool(topic["unclean.leader.election.enable"])
+    try:
+        return BrokerConfig(**broker), ClusterConfig(**lab), topic
+    except TypeError as error:
+        raise InvalidConfigError(str(error)) from None
+
+
+class Cluster:
+    def __init__(self, brokers: int = 3, data_dir: str = "lab-data", seed: int = 0, *,
+                 config: dict | None = None, truncation: str | None = None) -> None:
+        if not 1 <= brokers <= MAX_BROKERS:
+            raise ClusterError(f"A lab cluster has 1 to {MAX_BROKERS} brokers, not {brokers}")
+        cfg = dict(config or {})
+        if truncation is not None:
+            cfg["truncation"] = truncation
+        self.broker_config, self.cluster_config, self.topic_defaults = split_config(cfg)
+        if self.cluster_config.truncation not in TRUNCATION_MODES:
+            raise ClusterError(f"truncation must be one of {', '.join(TRUNCATION_MODES)}")
+        self.seed = seed
+        self.data_dir = os.path.abspath(data_dir)
+        os.makedirs(self.data_dir, exist_ok=True)
+        self.scheduler = Scheduler()
+        self.bus = ev.EventBus(lambda: self.scheduler.now_ms)
+        self.random = RandomTree(seed)
+        self._assign_rng = self.random.fork("assignment")
+        self._controller_rng = self.random.fork("controller-election")
+        self._partitioner_rng = self.random.fork("partitioner")
+        self.network = Network(self.scheduler, self.random.fork("network"), self.bus,
+                               min_delay_ms=self.cluster_config.network_min_delay_ms,
+                               max_delay_ms=self.cluster_config.network_max_delay_ms,
+                               loss_rate=self.cluster_config.network_loss_rate)
+        self.store = MetadataStore(self.scheduler)
+        self.topics: dict[str, TopicInfo] = {}
+        self.controller: Controller | None = None
+        self.controller_epoch = 0
+        self.controller_epoch_seen: dict[int, int] = {}
+        self.produced: list[Produced] = []
+        self._round_robin: dict[str, int] = {}
+        self._session_expiry: dict[int, object] = {}
+        self.brokers: dict[int, Broker] = {}
+        self.network.attach(CLIENT, self._client_receive)
+        self.store.watch("/controller", lambda path: self._on_controller_node_changed())
+        self.store.watch("/brokers/ids", lambda path: self._on_brokers_changed())
+        for broker_id in range(1, brokers + 1):
+            broker = Broker(self, broker_id)
+            self.brokers[broker_id] = broker
+            self.network.attach(broker.node, broker.receive)
+        for broker in self.brokers.values():
+            broker.start()
+        self.run_until_idle()
+
+    # -- time -------------------------------------------------------------------------------
+    @property
+    def now_ms(self) -> int:
+        return self.scheduler.now_ms
+
+    def record_clock(self) -> int:
+        """Wall-clock time as records and retention see it: virtual, from EPOCH_MS."""
+        return EPOCH_MS + self.scheduler.now_ms
+
+    def step(self) -> list[ev.Event]:
+        """Run exactly one scheduled action; return the events it (and earlier commands) caused."""
+        self.scheduler.step()
+        return self.bus.drain()
+
+    def run_for(self, ms: int) -> list[ev.Event]:
+        end = self.scheduler.now_ms + ms
+        while True:
+            nxt = self.scheduler.next_time()
+            if nxt is None or nxt > end:
+                break
+            self.scheduler.step()
+        self.scheduler.advance_to(end)
+        return self.bus.drain()
+
+    def run_until_idle(self, max_ms: int = 600_000) -> list[ev.Event]:
+        """Run until nothing is under way and every reachable replica has caught up (or max_ms)."""
+        end = self.scheduler.now_ms + max_ms
+        while not self.is_idle():
+            nxt = self.scheduler.next_time()
+            if nxt is None or nxt > end:
+                break
+            self.scheduler.step()
+        return self.bus.drain()
+
+    def is_idle(self) -> bool:
+        if self.scheduler.has_foreground_work() or self.controller is None:
+            return False
+        for key in self.all_partitions():
+            state = self.store.get_or_none(partition_path(*key))
+            leader = state["leader"] if state else -1
+            if leader < 0:
+                continue
+            leader_part = self.brokers[leader].partitions.get(key)
+            if leader_part is None or leader_part.role != "leader" or leader_part.pending:
+                return False
+            for replica in state["replicas"]:
+                if replica == leader or not self._can_replicate(replica, leader):
+                    continue
+                part = self.brokers[replica].partitions.get(key)
+                if part is None or part.log_end_offset != leader_part.log_end_offset \
+                        or part.high_watermark != leader_part.high_watermark or replica not in leader_part.isr:
+                    return False
+        return True
+
+    def _can_replicate(self, follower: int, leader: int) -> bool:
+        broker = self.brokers[follower]
+        return broker.alive and not broker.fetchers_paused and \
+            not self.network.is_cut(broker.node, self.brokers[leader].node)
+
+    # -- events -----------------------------------------------------------------------------
+    def subscribe(self, callback: Callable[[ev.Event], None]) -> Callable[[], None]:
+        """Call `callback(event)` for every event from now on; returns an unsubscribe function."""
+        return self.bus.subscribe(callback)
+
+    # -- brokers and the controller -------------------------------------------------------------
+    def register_broker(self, broker: Broker) -> None:
+        """The broker's ZooKeeper registration: an ephemeral /brokers/ids/<id> under a new session."""
+        old = broker.session
+        broker.session = self.store.open_session(broker.id)
+        path = f"/brokers/ids/{broker.id}"
+        data = {"host": broker.node, "incarnation": broker.incarnation}
+        if old is not None and self.store.session_alive(old):
+            # Restarted within the session timeout: the old session is closed, the registration
+            # carries on under the new one (the controller sees a re-registration, not a failure).
+            self.store.expire_session_keeping(old, path, broker.session, data)
+        else:
+            self.store.create(path, data, session=broker.session)
+        self.scheduler.cancel(self._session_expiry.pop(broker.id, None))
+        self._schedule_controller_attempt(broker)
+
+    def registrations(self) -> dict[int, int]:
+        out = {}
+        for child in self.store.children("/brokers/ids"):
+            data = self.store.get_or_none(f"/brokers/ids/{child}")
+            if data is not None:
+                out[int(child)] = data["incarnation"]
+        return out
+
+    def _schedule_controller_attempt(self, broker: Broker) -> None:
+        delay = self._controller_rng.randint(1, 5)
+        broker.schedule(delay, lambda: self._try_become_controller(broker), "controller election")
+
+    def _try_become_controller(self, broker: Broker) -> None:
+        if self.store.exists("/controller"):
+            return
+        try:
+            self.store.create("/controller", {"brokerid": broker.id}, session=broker.session)
+        except NodeExistsError:
+            return
+        self.controller_epoch += 1
+        self.controller = Controller(self, broker.id, self.controller_epoch)
+        self.bus.publish(ev.ControllerElected(broker=broker.id, controller_epoch=self.controller_epoch))
+        self.controller.on_elected()
+
+    def _on_controller_node_changed(self) -> None:
+        if self.store.exists("/controller"):
+            return
+        self.controller = None
+        for broker in self.brokers.values():
+            if broker.alive:
+                self._schedule_controller_attempt(broker)
+
+    def _on_brokers_changed(self) -> None:
+        if self.controller is not None:
+            self.controller.on_brokers_changed()
+
+    def controller_id(self) -> int:
+        data = self.store.get_or_none("/controller")
+        return data["brokerid"] if data else -1
+
+    # -- topics -----------------------------------------------------------------------------
+    def create_topic(self, topic: str, partitions: int = 1, replication_factor: int = 1, *,
+                     config: dict | None = None, replica_assignment: list[list[int]] | None = None,
+                     wait: bool = True) -> dict:
+        """Create a topic (kafka-topics --create). Raises ClusterError with Kafka's error name."""
+        try:
+            validate_topic_name(topic)
+        except ValueError as error:
+            raise ClusterError(str(error), "INVALID_TOPIC_EXCEPTION") from None
+        if topic in self.topics:
+            raise ClusterError(f"Topic '{topic}' already exists.", TopicExistsError.kafka_name)
+        try:
+            check_collision(topic, list(self.topics))
+        except ValueError as error:
+            raise ClusterError(str(error), "INVALID_TOPIC_EXCEPTION") from None
+        merged = dict(self.topic_defaults)
+        merged.update(config or {})
+        try:
+            LogConfig.from_dict(merged)
+            self._check_topic_keys(merged)
+        except InvalidConfigError as error:
+            raise ClusterError(str(error), "INVALID_CONFIG") from None
+        assignment = self._assignment(partitions, replication_factor, replica_assignment)
+        if self.controller is None:
+            self.run_until_idle()
+        if self.controller is None:
+            raise ClusterError("There is no controller: no broker is alive", "NOT_CONTROLLER")
+        self.topics[topic] = TopicInfo(topic, len(assignment), len(assignment[0]), merged)
+        self.store.create(f"/brokers/topics/{topic}", {"partitions": {str(p): r for p, r in enumerate(assignment)}})
+        self.store.create(f"/config/topics/{topic}", merged)
+        warning = collision_warning(topic)
+        self.bus.publish(ev.TopicCreated(topic=topic, partitions=len(assignment),
+                                         replication_factor=len(assignment[0]), assignment=assignment,
+                                         config=merged, warnings=[warning] if warning else []))
+        self.controller.create_partitions(topic, assignment)
+        if wait:
+            self._wait_for_leaders(topic)
+        return self.describe_topic(topic)
+
+    def _check_topic_keys(self, config: dict) -> None:
+        for key in config:
+            if key not in TOPIC_LEVEL_KEYS:
+                raise InvalidConfigError(f"Unknown topic config '{key}'")
+        if "min.insync.replicas" in config and int(config["min.insync.replicas"]) < 1:
+            raise InvalidConfigError("min.insync.replicas must be at least 1")
+
+    def _assignment(self, partitions: int, replication_factor: int,
+                    replica_assignment: list[list[int]] | None) -> list[list[int]]:
+        if replica_assignment is not None:
+            return self._check_manual_assignment(replica_assignment)
+        live = sorted(self.registrations())
+        try:
+            return assign_replicas(live, partitions, replication_factor, self._assign_rng)
+        except ValueError as error:
+            raise ClusterError(str(error), getattr(error, "kafka_name", "INVALID_REQUEST")) from None
+
+    def _check_manual_assignment(self, assignment: list[list[int]]) -> list[list[int]]:
+        if not assignment or any(not replicas for replicas in assignment):
+            raise ClusterError("replica_assignment needs a non-empty broker list per partition",
+                               "INVALID_REPLICA_ASSIGNMENT")
+        sizes = {len(r) for r in assignment}
+        if len(sizes) != 1:
+            raise ClusterError("Partition replica lists may not contain different numbers of replicas",
+                               "INVALID_REPLICA_ASSIGNMENT")
+        for replicas in assignment:
+            if len(set(replicas)) != len(replicas):
+                raise ClusterError(f"Duplicate brokers in replica assignment {replicas}",
+                                   "INVALID_REPLICA_ASSIGNMENT")
+            unknown = [b for b in replicas if b not in self.brokers]
+            if unknown:
+                raise ClusterError(f"Unknown broker(s) {unknown} in replica assignment",
+                                   "BROKER_NOT_AVAILABLE")
+        return [list(r) for r in assignment]
+
+    def _wait_for_leaders(self, topic: str) -> None:
+        def ready() -> bool:
+            for p in range(self.topics[topic].partitions):
+                state = self.store.get_or_none(partition_path(topic, p))
+                if state["leader"] < 0:
+                    continue
+                part = self.brokers[state["leader"]].partitions.get((topic, p))
+                if part is None or part.role != "leader" or part.leader_epoch != state["leader_epoch"]:
+                    return False
+            return True
+        end = self.now_ms + 60_000
+        while not ready() and (self.scheduler.next_time() or end + 1) <= end:
+            self.scheduler.step()
+
+    def describe_topic(self, topic: str) -> dict:
+        info = self._topic(topic)
+        parts = []
+        for p in range(info.partitions):
+            state = self.store.get(partition_path(topic, p))[0]
+            parts.append({"partition": p, "leader": state["leader"], "leader_epoch": state["leader_epoch"],
+                          "replicas": state["replicas"], "isr": state["isr"]})
+        return {"topic": topic, "partitions": parts, "replication_factor": info.replication_factor,
+                "config": dict(info.config)}
+
+    def list_topics(self) -> list[str]:
+        return sorted(self.topics)
+
+    def _topic(self, topic: str) -> TopicInfo:
+        info = self.topics.get(topic)
+        if info is None:
+            raise ClusterError(f"Topic '{topic}' does not exist", UnknownTopicError.kafka_name)
+        return info
+
+    def all_partitions(self) -> list[tuple[str, int]]:
+        return [(t, p) for t in self.topics for p in range(self.topics[t].partitions)]
+
+    def log_config_for(self, topic: str) -> dict:
+        return {k: v for k, v in self.topics[topic].config.items()
+                if k not in ("min.insync.replicas", "unclean.leader.election.enable")}
+
+    def unclean_allowed(self, topic: str) -> bool:
+        value = self.topics[topic].config.get("unclean.leader.election.enable")
+        return self.broker_config.unclean_leader_election_enable if value is None else _as_bool(value)
+
+    def partition_state(self, topic: str, partition: int) -> dict:
+        self._topic(topic)
+        return self.store.get(partition_path(topic, partition))[0]
+
+    def leader_of(self, topic: str, partition: int) -> int:
+        return self.partition_state(topic, partition)["leader"]
+
+    # -- produce and read -------------------------------------------------------------------
+    def produce(self, topic: str, key: bytes | str | None, value: bytes | str | None, *,
+                partition: int | None = None, acks: int | str = -1, tag: object = None,
+                headers: list | None = None) -> Produced:
+        """Send one record as a producer would (one request); the answer comes as an event."""
+        info = self._topic(topic)
+        acks = _acks(acks)
+        key, value = _utf8(key), _utf8(value)
+        if partition is None:
+            partition = self._choose_partition(topic, key, info.partitions)
+        elif not 0 <= partition < info.partitions:
+            raise ClusterError(f"Partition {partition} of topic '{topic}' does not exist",
+                               "UNKNOWN_TOPIC_OR_PARTITION")
+        request_id = len(self.produced) + 1
+        record = Produced(request_id, topic, partition, key, value, acks, tag)
+        self.produced.append(record)
+        leader = self.leader_of(topic, partition)
+        if leader < 0:
+            self._produce_failed(record, "LEADER_NOT_AVAILABLE")
+            return record
+        batch = rb.encode_batch([(key, value, self.record_clock(), headers or ())], base_timestamp=self.record_clock())
+        request = ProduceRequest(request_id, acks, self.broker_config.request_timeout_ms, topic, partition, batch)
+        summary = {"request_id": request_id, "topic": topic, "partition": partition, "acks": acks,
+                   "key": ev.text(key), "value": ev.text(value)}
+        self.network.send(CLIENT, self.brokers[leader].node, request, summary)
+        if acks == 0:
+            record.acked = True  # acks=0: "sent" is all the producer ever learns
+            self.bus.publish(ev.ProduceAcknowledged(request_id=request_id, topic=topic, partition=partition,
+                                                    offset=-1, acks=0))
+        else:
+            record.timer = self.scheduler.schedule(self.broker_config.request_timeout_ms,
+                                                   lambda: self._produce_timed_out(record), label="produce timeout")
+        return record
+
+    def _choose_partition(self, topic: str, key: bytes | None, partitions: int) -> int:
+        if key is not None:
+            from engine.clients.partitioner import partition_for_key
+            return partition_for_key(key, partitions)
+        counter = self._round_robin.get(topic, self._partitioner_rng.randrange(1 << 31))
+        self._round_robin[topic] = counter + 1
+        return (counter & 0x7FFFFFFF) % partitions
+
+    def _client_receive(self, src: str, message: object) -> None:
+        message = getattr(message, "body", message)  # a broker's reply envelope
+        if not isinstance(message, ProduceResponse):
+            return
+        record = self.produced[message.request_id - 1]
+        if record.acked is not None:
+            return  # already timed out
+        self.scheduler.cancel(record.timer)
+        if message.error == "NONE":
+            record.acked, record.offset = True, message.base_offset
+            self.bus.publish(ev.ProduceAcknowledged(request_id=record.request_id, topic=record.topic,
+                                                    partition=record.partition, offset=message.base_offset,
+                                                    acks=record.acks))
+        else:
+            self._produce_failed(record, message.error)
+
+    def _produce_timed_out(self, record: Produced) -> None:
+        if record.acked is None:
+            self._produce_failed(record, "REQUEST_TIMED_OUT")
+
+    def _produce_failed(self, record: Produced, error: str) -> None:
+        record.acked, record.error = False, error
+        self.bus.publish(ev.ProduceFailed(request_id=record.request_id, topic=record.topic,
+                                          partition=record.partition, error=error, acks=record.acks))
+
+    def read(self, topic: str, partition: int, offset: int = 0, max_records: int = 1000) -> list[rb.Record]:
+        """Committed records (below the leader's HW), as a consumer sees them."""
+        self._topic(topic)
+        leader = self.leader_of(topic, partition)
+        if leader < 0:
+            raise ClusterError(f"Partition {topic}-{partition} is offline: no leader", "LEADER_NOT_AVAILABLE")
+        part = self.brokers[leader].partitions.get((topic, partition))
+        if part is None or part.role != "leader":
+            raise ClusterError(f"Broker {leader} is not yet leading {topic}-{partition}", "NOT_LEADER_OR_FOLLOWER")
+        offset = max(offset, part.log.log_start_offset)
+        return part.committed_records(offset, max_records)
+
+    # -- faults -----------------------------------------------------------------------------
+    def kill_broker(self, broker_id: int, mode: str = "process") -> list[ev.Event]:
+        broker = self._broker(broker_id)
+        if not broker.alive:
+            raise ClusterError(f"Broker {broker_id} is already down", "BROKER_NOT_AVAILABLE")
+        broker.crash(mode)
+        session = broker.session
+        self._session_expiry[broker_id] = self.scheduler.schedule(
+            self.broker_config.zookeeper_session_timeout_ms, lambda: self._expire_session(broker_id, session),
+            label=f"session of broker {broker_id} expires")
+        return self.bus.drain()
+
+    def _expire_session(self, broker_id: int, session: int) -> None:
+        self._session_expiry.pop(broker_id, None)
+        if self.store.expire_session(session):
+            self.bus.publish(ev.BrokerSessionExpired(broker=broker_id))
+
+    def restart_broker(self, broker_id: int) -> list[ev.Event]:
+        broker = self._broker(broker_id)
+        if broker.alive:
+            raise ClusterError(f"Broker {broker_id} is already running", "INVALID_REQUEST")
+        broker.start(restarted=True)
+        return self.bus.drain()
+
+    def kill_controller(self, mode: str = "process") -> list[ev.Event]:
+        controller = self.controller_id()
+        if controller < 0:
+            raise ClusterError("There is no controller to kill", "NOT_CONTROLLER")
+        return self.kill_broker(controller, mode)
+
+    def pause_fetcher(self, broker_id: int) -> list[ev.Event]:
+        self._live_broker(broker_id).pause_fetchers()
+        self.bus.publish(ev.FaultInjected(fault="pause_fetcher", brokers=[broker_id]))
+        return self.bus.drain()
+
+    def resume_fetcher(self, broker_id: int) -> list[ev.Event]:
+        self.bus.publish(ev.FaultInjected(fault="resume_fetcher", brokers=[broker_id]))
+        self._live_broker(broker_id).resume_fetchers()
+        return self.bus.drain()
+
+    def partition_network(self, a: int, b: int) -> list[ev.Event]:
+        self.network.cut(self._broker(a).node, self._broker(b).node)
+        self.bus.publish(ev.FaultInjected(fault="partition_network", brokers=[a, b]))
+        return self.bus.drain()
+
+    def heal_network(self, a: int, b: int) -> list[ev.Event]:
+        self.network.heal(self._broker(a).node, self._broker(b).node)
+        self.bus.publish(ev.FaultInjected(fault="heal_network", brokers=[a, b]))
+        for broker_id in (a, b):
+            broker = self.brokers[broker_id]
+            if broker.alive:
+                for fetcher in broker.fetchers.values():
+                    fetcher.maybe_send()
+        return self.bus.drain()
+
+    def slow_broker(self, broker_id: int, delay_ms: int) -> list[ev.Event]:
+        self.network.slow(self._broker(broker_id).node, delay_ms)
+        self.bus.publish(ev.FaultInjected(fault="slow_broker", brokers=[broker_id], detail=f"+{delay_ms} ms"))
+        return self.bus.drain()
+
+    def flush_broker(self, broker_id: int) -> list[ev.Event]:
+        self._live_broker(broker_id).flush_logs()
+        return self.bus.drain()
+
+    def _broker(self, broker_id: int) -> Broker:
+        broker = self.brokers.get(broker_id)
+        if broker is None:
+            raise ClusterError(f"There is no broker {broker_id} (brokers: {sorted(self.brokers)})",
+                               "BROKER_NOT_AVAILABLE")
+        return broker
+
+    def _live_broker(self, broker_id: int) -> Broker:
+        broker = self._broker(broker_id)
+        if not broker.alive:
+            raise ClusterError(f"Broker {broker_id} is down", "BROKER_NOT_AVAILABLE")
+        return broker
+
+    # -- state ------------------------------------------------------------------------------
+    def state(self, *, with_records: bool = True) -> dict:
+        """Everything at once, in the scenario runner's JSON shape."""
+        partitions = []
+        for topic, p in self.all_partitions():
+            state = self.partition_state(topic, p)
+            leader_part = self.brokers[state["leader"]].partitions.get((topic, p)) if state["leader"] >= 0 else None
+            replica_states = {}
+            for replica in state["replicas"]:
+                part = self.brokers[replica].partitions.get((topic, p))
+                if part is None:
+                    replica_states[str(replica)] = {"alive": False}
+                    continue
+                entry = {"alive": True, "log_end_offset": part.log_end_offset,
+                         "high_watermark": part.high_watermark, "log_start_offset": part.log.log_start_offset,
+                         "leader_epoch_cache": [list(e) for e in part.epoch_cache.entries]}
+                if with_records:
+                    entry["records"] = [{"offset": r.offset, "key": ev.text(r.key), "value": ev.text(r.value)}
+                                        for r in part.log._records_from(part.log.log_start_offset)]
+                replica_states[str(replica)] = entry
+            partitions.append({
+                "topic": topic, "partition": p, "leader": state["leader"], "leader_epoch": state["leader_epoch"],
+                "replicas": state["replicas"], "isr": state["isr"],
+                "high_watermark": leader_part.high_watermark if leader_part else -1,
+                "log_start_offset": leader_part.log.log_start_offset if leader_part else -1,
+                "replica_states": replica_states})
+        controller = self.controller_id()
+        return {
+            "time_ms": self.now_ms,
+            "partitions": partitions,
+            "produced": [{"step": r.tag, "request_id": r.request_id, "topic": r.topic, "partition": r.partition,
+                          "key": ev.text(r.key), "value": ev.text(r.value), "acks": r.acks, "acked": r.acked,
+                          "offset": r.offset, "error": r.error} for r in self.produced],
+            "brokers": [{"id": b.id, "alive": b.alive, "controller": b.id == controller}
+                        for b in self.brokers.values()],
+            "events": self.bus.count,
+        }
+
+    def close(self) -> None:
+        """Shut every live broker down cleanly (checkpoints written, logs flushed)."""
+        for broker in self.brokers.values():
+            broker.shutdown()
+
+
+def _acks(acks: int | str) -> int:
+    if acks in ("all", "-1", -1):
+        return -1
+    if acks in (0, 1, "0", "1"):
+        return int(acks)
+    raise ClusterError(f"acks must be 0, 1 or all (-1), not {acks!r}", "INVALID_REQUIRED_ACKS")
+
+
+def _as_bool(value: object) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() == "true"
+    return bool(value)
+
+
+def _utf8(data: bytes | str | None) -> bytes | None:
+    return data.encode("utf-8") if isinstance(data, str) else data

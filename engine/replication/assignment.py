@@ -1,0 +1,50 @@
+"""Where a new topic's replicas go, as Kafka's rack-unaware assignment does it.
+
+Brokers sorted by id; a random start index picks each partition's first replica round robin;
+the other replicas follow the first at a shift that also starts random and grows by one each
+time the partitions wrap around the brokers — so replicas spread evenly and followers do not
+always sit on the same neighbour (Kafka's AdminUtils.assignReplicasToBrokersRackUnaware).
+Any partition count works: with 5 partitions on 3 brokers some brokers lead two, one leads one.
+"""
+from __future__ import annotations
+
+import random
+
+
+class InvalidReplicationFactorError(ValueError):
+    kafka_name = "INVALID_REPLICATION_FACTOR"
+
+
+class InvalidPartitionsError(ValueError):
+    kafka_name = "INVALID_PARTITIONS"
+
+
+def assign_replicas(brokers: list[int], partitions: int, replication_factor: int,
+                    rng: random.Random) -> list[list[int]]:
+    if partitions <= 0:
+        raise InvalidPartitionsError(f"Number of partitions must be larger than 0, got {partitions}.")
+    if replication_factor <= 0:
+        raise InvalidReplicationFactorError(
+            f"Replication factor must be larger than 0, got {replication_factor}.")
+    if replication_factor > len(brokers):
+        raise InvalidReplicationFactorError(
+            f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}.")
+    ids = sorted(brokers)
+    n = len(ids)
+    start_index = rng.randrange(n)
+    next_shift = rng.randrange(n)
+    out = []
+    for p in range(partitions):
+        if p > 0 and p % n == 0:
+            next_shift += 1
+        first = (p + start_index) % n
+        replicas = [ids[first]]
+        for j in range(replication_factor - 1):
+            replicas.append(ids[_replica_index(first, next_shift, j, n)])
+        out.append(replicas)
+    return out
+
+
+def _replica_index(first: int, second_shift: int, j: int, n: int) -> int:
+    shift = 1 + (second_shift + j) % (n - 1)
+    return (first + shift) % n

@@ -1,0 +1,185 @@
+"""The controller: one broker, elected through the metadata store's `/controller` node.
+
+It watches broker registrations and, as Kafka's ZooKeeper-mode controller does:
+- on a broker failure (its session expired), moves leadership of the partitions it led to the
+  first replica *in assignment order* that is alive and in the ISR (with
+  `unclean.leader.election.enable`, to the first live replica even if out of sync; with no
+  eligible replica the partition goes offline), and removes it from the ISRs it was in — never
+  emptying an ISR: the last member stays, so it can lead again cleanly when it returns;
+- on a broker start-up, sends it LeaderAndIsr for its replicas and brings back partitions that
+  were offline waiting for it;
+- on topic creation, writes the assignment and the first leader (first live replica) and ISR.
+Every leader change (and, in ZooKeeper mode, every ISR change it makes) bumps the leader epoch.
+It tells brokers with LeaderAndIsr requests over the network.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine import events as ev
+from engine.protocol import LeaderAndIsrRequest, PartitionState
+
+if TYPE_CHECKING:
+    from engine.cluster import Cluster
+
+
+def partition_path(topic: str, partition: int) -> str:
+    return f"/brokers/topics/{topic}/partitions/{partition}/state"
+
+
+def elect_leader(replicas: list[int], isr: list[int], live: set[int],
+                 unclean: bool) -> tuple[int, list[int], bool]:
+    """Kafka's offline-partition election: (leader or -1, new ISR, whether it was unclean)."""
+    for replica in replicas:
+        if replica in live and replica in isr:
+            return replica, [r for r in isr if r in live], False
+    if unclean:
+        for replica in replicas:
+            if replica in live:
+                return replica, [replica], True
+    return -1, list(isr), False
+
+
+class Controller:
+    def __init__(self, cluster: Cluster, broker_id: int, controller_epoch: int) -> None:
+        self.cluster = cluster
+        self.broker_id = broker_id
+        self.epoch = controller_epoch
+        self.known: dict[int, int] = {}   # live broker -> registration incarnation
+
+    def is_active(self) -> bool:
+        broker = self.cluster.brokers[self.broker_id]
+        return self.cluster.controller is self and broker.alive
+
+    # -- election and broker changes --------------------------------------------------------
+    def on_elected(self) -> None:
+        self.known = self.cluster.registrations()
+        live = set(self.known)
+        changed = []
+        for topic, partition in self.cluster.all_partitions():
+            state, version = self._read(topic, partition)
+            dead_in_isr = [r for r in state["isr"] if r not in live]
+            if state["leader"] not in live:
+                changed += self._elect(topic, partition, state, version, live, "leader failed")
+            elif dead_in_isr:
+                changed += self._shrink_isr(topic, partition, state, version, dead_in_isr)
+        self._send_leader_and_isr(changed)
+
+    def on_brokers_changed(self) -> None:
+        if not self.is_active():
+            return
+        now = self.cluster.registrations()
+        dead = sorted(set(self.known) - set(now))
+        started = sorted(b for b, inc in now.items() if self.known.get(b) != inc)
+        self.known = now
+        if dead:
+            self._on_broker_failure(set(dead))
+        if started:
+            self._on_broker_startup(started)
+
+    def _on_broker_failure(self, dead: set[int]) -> None:
+        live = set(self.known)
+        changed = []
+        for topic, partition in self.cluster.all_partitions():
+            state, version = self._read(topic, partition)
+            if not dead & set(state["replicas"]):
+                continue
+            if state["leader"] in dead:
+                changed += self._elect(topic, partition, state, version, live, "leader failed")
+            else:
+                gone = [r for r in state["isr"] if r in dead]
+                if gone:
+                    changed += self._shrink_isr(topic, partition, state, version, gone)
+        self._send_leader_and_isr(changed)
+
+    def _on_broker_startup(self, started: list[int]) -> None:
+        live = set(self.known)
+        back_online: list[tuple[str, int]] = []
+        to_started: list[tuple[str, int]] = []
+        for topic, partition in self.cluster.all_partitions():
+            state, version = self._read(topic, partition)
+            if not set(started) & set(state["replicas"]):
+                continue
+            if state["leader"] < 0 and self._elect(topic, partition, state, version, live, "partition back online"):
+                back_online.append((topic, partition))  # every replica hears of the new leader
+            else:
+                to_started.append((topic, partition))   # only the returning broker needs telling
+        self._send_leader_and_isr(back_online)
+        self._send_leader_and_isr(to_started, only_to=set(started))
+
+    # -- topics -----------------------------------------------------------------------------
+    def create_partitions(self, topic: str, assignment: list[list[int]]) -> None:
+        live = set(self.cluster.registrations())
+        created = []
+        for partition, replicas in enumerate(assignment):
+            alive = [r for r in replicas if r in live]
+            leader = alive[0] if alive else -1
+            state = {"leader": leader, "leader_epoch": 0, "isr": alive or list(replicas[:1]),
+                     "replicas": list(replicas), "controller_epoch": self.epoch}
+            self.cluster.store.create(partition_path(topic, partition), state)
+            if leader >= 0:
+                self._publish_leader(topic, partition, state, "new topic", -1, False)
+            else:
+                self.cluster.bus.publish(ev.PartitionOffline(topic=topic, partition=partition, leader_epoch=0,
+                                                             isr=state["isr"], reason="no replica is alive"))
+            created.append((topic, partition))
+        self._send_leader_and_isr(created)
+
+    # -- state changes ----------------------------------------------------------------------
+    def _elect(self, topic: str, partition: int, state: dict, version: int, live: set[int],
+               reason: str) -> list[tuple[str, int]]:
+        unclean_allowed = self.cluster.unclean_allowed(topic)
+        previous = state["leader"]
+        leader, isr, unclean = elect_leader(state["replicas"], state["isr"], live, unclean_allowed)
+        if leader < 0 and previous < 0:
+            return []  # still offline: nothing new to say
+        state.update(leader=leader, isr=isr, leader_epoch=state["leader_epoch"] + 1, controller_epoch=self.epoch)
+        self.cluster.store.set(partition_path(topic, partition), state, expected_version=version)
+        if leader < 0:
+            self.cluster.bus.publish(ev.PartitionOffline(
+                topic=topic, partition=partition, leader_epoch=state["leader_epoch"], isr=isr,
+                reason="no live replica in the ISR" + ("" if unclean_allowed else
+                                                       " (unclean.leader.election.enable=false)")))
+        else:
+            self._publish_leader(topic, partition, state, "unclean" if unclean else reason, previous, unclean)
+        return [(topic, partition)]
+
+    def _shrink_isr(self, topic: str, partition: int, state: dict, version: int,
+                    gone: list[int]) -> list[tuple[str, int]]:
+        isr = [r for r in state["isr"] if r not in gone] or state["isr"][-1:]
+        if isr == state["isr"]:
+            return []
+        state.update(isr=isr, leader_epoch=state["leader_epoch"] + 1, controller_epoch=self.epoch)
+        self.cluster.store.set(partition_path(topic, partition), state, expected_version=version)
+        self.cluster.bus.publish(ev.IsrShrunk(topic=topic, partition=partition, leader=state["leader"],
+                                              removed=[r for r in gone if r not in isr], isr=list(isr),
+                                              reason="broker failed (controller)"))
+        return [(topic, partition)]
+
+    def _publish_leader(self, topic: str, partition: int, state: dict, reason: str, previous: int,
+                        unclean: bool) -> None:
+        self.cluster.bus.publish(ev.LeaderElected(
+            topic=topic, partition=partition, leader=state["leader"], leader_epoch=state["leader_epoch"],
+            isr=list(state["isr"]), reason=reason, previous_leader=previous, unclean=unclean))
+
+    def _read(self, topic: str, partition: int) -> tuple[dict, int]:
+        return self.cluster.store.get(partition_path(topic, partition))
+
+    def _send_leader_and_isr(self, partitions: list[tuple[str, int]], only_to: set[int] | None = None) -> None:
+        """One LeaderAndIsr request per live replica broker, with the current state of each partition."""
+        live = set(self.known) or set(self.cluster.registrations())
+        per_broker: dict[int, list[PartitionState]] = {}
+        for topic, partition in dict.fromkeys(partitions):
+            state, version = self._read(topic, partition)
+            ps = PartitionState(topic, partition, state["leader"], state["leader_epoch"], list(state["isr"]),
+                                list(state["replicas"]), version)
+            for replica in state["replicas"]:
+                if replica in live and (only_to is None or replica in only_to):
+                    per_broker.setdefault(replica, []).append(ps)
+        sender = self.cluster.brokers[self.broker_id]
+        for broker_id in sorted(per_broker):
+            states = per_broker[broker_id]
+            request = LeaderAndIsrRequest(self.broker_id, self.epoch, states)
+            summary = {"partitions": [{"topic": s.topic, "partition": s.partition, "leader": s.leader,
+                                       "leader_epoch": s.leader_epoch, "isr": s.isr} for s in states]}
+            sender.send_to_broker(broker_id, request, summary, foreground=True, on_response=lambda r: None)

@@ -1,0 +1,53 @@
+"""Topic names as Kafka allows them (org.apache.kafka.common.internals.Topic).
+
+Legal: ASCII letters, digits, '.', '_' and '-'; 1 to 249 characters; not "." or "..".
+Because metric names turn '.' into '_', two topics differing only there would collide: Kafka
+refuses the second, and warns about any name that holds either character.
+"""
+from __future__ import annotations
+
+import re
+
+MAX_NAME_LENGTH = 249
+LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
+
+
+class InvalidTopicError(ValueError):
+    kafka_name = "INVALID_TOPIC_EXCEPTION"
+
+
+class TopicExistsError(ValueError):
+    kafka_name = "TOPIC_ALREADY_EXISTS"
+
+
+class UnknownTopicError(LookupError):
+    kafka_name = "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def validate_topic_name(name: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise InvalidTopicError("Topic name is illegal, it can't be empty")
+    if name in (".", ".."):
+        raise InvalidTopicError("Topic name cannot be \".\" or \"..\"")
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidTopicError(
+            f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, "
+            f"topic name: {name[:40]}…")
+    if not LEGAL.match(name):
+        raise InvalidTopicError(
+            f"Topic name \"{name}\" is illegal, it contains a character other than "
+            "ASCII alphanumerics, '.', '_' and '-'")
+
+
+def collision_warning(name: str) -> str | None:
+    if "." in name or "_" in name:
+        return ("WARNING: Due to limitations in metric names, topics with a period ('.') or "
+                "underscore ('_') could collide. To avoid issues it is best to use either, but not both.")
+    return None
+
+
+def check_collision(name: str, existing: list[str]) -> None:
+    unified = name.replace(".", "_")
+    for other in existing:
+        if other != name and other.replace(".", "_") == unified:
+            raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
