@@ -33,7 +33,7 @@ def validate_topic_name(name: str) -> None:
         raise InvalidTopicError(
             f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, "
             f"topic name: {name[:40]}…")
-    if not LEGAL.match(name):
+    if not LEGAL.fullmatch(name):  # not match: "$" would let a trailing newline through
         raise InvalidTopicError(
             f"Topic name \"{name}\" is illegal, it contains a character other than "
             "ASCII alphanumerics, '.', '_' and '-'")

@@ -396,7 +396,10 @@ class Broker:
         for state in request.partitions:
             key = (state.topic, state.partition)
             partition = self.partitions.get(key) or self._open_partition(key)
-            if state.leader_epoch < partition.leader_epoch:
+            if state.leader_epoch < partition.leader_epoch or (
+                    state.leader_epoch == partition.leader_epoch and state.partition_epoch < partition.partition_epoch):
+                # Older than what this broker already applied (an ISR change it made itself since,
+                # or a retried request overtaken by a newer one): ignore it.
                 errors[f"{state.topic}-{state.partition}"] = "STALE_LEADER_EPOCH"
                 continue
             if state.leader == self.id:

@@ -50,7 +50,7 @@ def read_offsets(path: str) -> dict[tuple[str, int], int]:
     for row in rows:
         if len(row) != 3:
             raise CheckpointError(f"{path}: malformed entry {' '.join(row)!r}")
-        out[(row[0], int(row[1]))] = int(row[2])
+        out[(row[0], _int(path, row[1]))] = _int(path, row[2])
     return out
 
 
@@ -66,17 +66,28 @@ def read_epochs(path: str) -> list[tuple[int, int]]:
     for row in _read_rows(path):
         if len(row) != 2:
             raise CheckpointError(f"{path}: malformed entry {' '.join(row)!r}")
-        out.append((int(row[0]), int(row[1])))
+        out.append((_int(path, row[0]), _int(path, row[1])))
     return out
 
 
 def _read_rows(path: str) -> list[list[str]]:
-    with open(path, encoding="utf-8") as f:
-        lines = [line.strip() for line in f.read().splitlines() if line.strip()]
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError:
+        raise CheckpointError(f"{path}: not a text checkpoint file") from None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     if len(lines) < 2 or lines[0] != str(VERSION):
         raise CheckpointError(f"{path}: not a version-{VERSION} checkpoint file")
-    count = int(lines[1])
+    count = _int(path, lines[1])
     rows = [line.split() for line in lines[2:]]
     if len(rows) != count:
         raise CheckpointError(f"{path}: says {count} entries, holds {len(rows)}")
     return rows
+
+
+def _int(path: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise CheckpointError(f"{path}: malformed number {text!r}") from None

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from engine import events as ev
 from engine.protocol import LeaderAndIsrRequest, PartitionState
 
+CONTROLLER_SOCKET_TIMEOUT_MS = 30000  # Kafka's controller.socket.timeout.ms
+
 if TYPE_CHECKING:
     from engine.cluster import Cluster
 
@@ -55,15 +57,16 @@ class Controller:
     def on_elected(self) -> None:
         self.known = self.cluster.registrations()
         live = set(self.known)
-        changed = []
         for topic, partition in self.cluster.all_partitions():
             state, version = self._read(topic, partition)
             dead_in_isr = [r for r in state["isr"] if r not in live]
             if state["leader"] not in live:
-                changed += self._elect(topic, partition, state, version, live, "leader failed")
+                self._elect(topic, partition, state, version, live, "leader failed")
             elif dead_in_isr:
-                changed += self._shrink_isr(topic, partition, state, version, dead_in_isr)
-        self._send_leader_and_isr(changed)
+                self._shrink_isr(topic, partition, state, version, dead_in_isr)
+        # A new controller cannot know what its predecessor managed to tell whom: like Kafka's
+        # (replica state machine start-up), it sends every live broker the state of all its replicas.
+        self._send_leader_and_isr(self.cluster.all_partitions())
 
     def on_brokers_changed(self) -> None:
         if not self.is_active():
@@ -176,10 +179,28 @@ class Controller:
             for replica in state["replicas"]:
                 if replica in live and (only_to is None or replica in only_to):
                     per_broker.setdefault(replica, []).append(ps)
-        sender = self.cluster.brokers[self.broker_id]
         for broker_id in sorted(per_broker):
-            states = per_broker[broker_id]
-            request = LeaderAndIsrRequest(self.broker_id, self.epoch, states)
-            summary = {"partitions": [{"topic": s.topic, "partition": s.partition, "leader": s.leader,
-                                       "leader_epoch": s.leader_epoch, "isr": s.isr} for s in states]}
-            sender.send_to_broker(broker_id, request, summary, foreground=True, on_response=lambda r: None)
+            self._send_to(broker_id, per_broker[broker_id])
+
+    def _send_to(self, broker_id: int, states: list[PartitionState]) -> None:
+        """Send, and send again if no answer comes within controller.socket.timeout.ms — as
+        Kafka's controller channel keeps retrying until the broker answers or goes away."""
+        sender = self.cluster.brokers[self.broker_id]
+        request = LeaderAndIsrRequest(self.broker_id, self.epoch, states)
+        summary = {"partitions": [{"topic": s.topic, "partition": s.partition, "leader": s.leader,
+                                   "leader_epoch": s.leader_epoch, "isr": s.isr} for s in states]}
+        answered = []
+        sender.send_to_broker(broker_id, request, summary, foreground=True, on_response=answered.append)
+        incarnation = self.known.get(broker_id)
+
+        def retry() -> None:
+            if answered or not self.is_active() or self.cluster.registrations().get(broker_id) != incarnation:
+                return
+            fresh = []
+            for s in states:
+                state, version = self._read(s.topic, s.partition)
+                fresh.append(PartitionState(s.topic, s.partition, state["leader"], state["leader_epoch"],
+                                            list(state["isr"]), list(state["replicas"]), version))
+            self._send_to(broker_id, fresh)
+        sender.schedule(CONTROLLER_SOCKET_TIMEOUT_MS, retry, f"LeaderAndIsr to broker {broker_id} retry",
+                        foreground=False)

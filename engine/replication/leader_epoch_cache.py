@@ -7,7 +7,9 @@ on every change (Kafka writes it synchronously too).
 
 `end_offset_for(epoch)` answers OffsetsForLeaderEpoch the KIP-279 way: the largest epoch <= the
 requested one that this replica knows, and where that epoch ends (the start of the next higher
-epoch, or the log end for the latest epoch).
+epoch, or the log end for the latest epoch). As in Kafka's LeaderEpochFileCache.endOffsetFor, an
+epoch older than every cached one gets (that epoch, the first cached start offset), and an
+undefined epoch, an empty cache or an epoch newer than the latest gets (-1, -1).
 """
 from __future__ import annotations
 
@@ -40,15 +42,16 @@ class LeaderEpochCache:
         return True
 
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
-        """(epoch, end offset) for OffsetsForLeaderEpoch; (-1, -1) if nothing is known below it."""
-        if not self.entries or requested_epoch < self.entries[0][0]:
+        """(epoch, end offset) for OffsetsForLeaderEpoch; (-1, -1) if the epoch is undefined or unknown."""
+        if requested_epoch < 0 or not self.entries or requested_epoch > self.latest_epoch:
             return UNDEFINED, UNDEFINED
-        if requested_epoch >= self.latest_epoch:
-            return self.latest_epoch, log_end_offset
-        for i, (epoch, _) in enumerate(self.entries):
-            next_epoch, next_start = self.entries[i + 1]
-            if next_epoch > requested_epoch:
-                return epoch, next_start
+        if requested_epoch == self.latest_epoch:
+            return requested_epoch, log_end_offset
+        floor_epoch = requested_epoch  # older than every entry: the log before the first is gone
+        for epoch, start in self.entries:
+            if epoch > requested_epoch:
+                return floor_epoch, start
+            floor_epoch = epoch
         raise AssertionError("unreachable: requested epoch below the latest was not found")
 
     def epoch_for_offset(self, offset: int) -> int:
