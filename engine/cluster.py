@@ -180,11 +180,13 @@ class Cluster:
         return EPOCH_MS + self.scheduler.now_ms
 
     def step(self) -> list[ev.Event]:
-        """Run exactly one scheduled action; return the events it (and earlier commands) caused."""
+        """Run exactly one scheduled action; return the events it caused."""
+        self.bus.drain()  # commands' events went to subscribers already; they are not this step's
         self.scheduler.step()
         return self.bus.drain()
 
     def run_for(self, ms: int) -> list[ev.Event]:
+        self.bus.drain()
         end = self.scheduler.now_ms + ms
         while True:
             nxt = self.scheduler.next_time()
@@ -196,6 +198,7 @@ class Cluster:
 
     def run_until_idle(self, max_ms: int = 600_000) -> list[ev.Event]:
         """Run until nothing is under way and every reachable replica has caught up (or max_ms)."""
+        self.bus.drain()
         end = self.scheduler.now_ms + max_ms
         while not self.is_idle():
             nxt = self.scheduler.next_time()
@@ -215,13 +218,22 @@ class Cluster:
             leader_part = self.brokers[leader].partitions.get(key)
             if leader_part is None or leader_part.role != "leader" or leader_part.pending:
                 return False
+            all_isr_reachable = True
             for replica in state["replicas"]:
-                if replica == leader or not self._can_replicate(replica, leader):
+                if replica == leader:
+                    continue
+                if not self._can_replicate(replica, leader):
+                    all_isr_reachable &= replica not in leader_part.isr
                     continue
                 part = self.brokers[replica].partitions.get(key)
                 if part is None or part.log_end_offset != leader_part.log_end_offset \
                         or part.high_watermark != leader_part.high_watermark or replica not in leader_part.isr:
                     return False
+            # With the whole ISR caught up, the HW must have caught up too (unless it is frozen
+            # because the ISR is below min.insync.replicas, or a member cannot fetch).
+            if all_isr_reachable and len(leader_part.isr) >= leader_part.min_insync_replicas \
+                    and leader_part.high_watermark != leader_part.log_end_offset:
+                return False
         return True
 
     def _can_replicate(self, follower: int, leader: int) -> bool:

@@ -66,6 +66,9 @@ class Broker:
         self._delayed_fetches: list[DelayedFetch] = []
         self._pending_responses: dict[int, Callable[[object], None]] = {}
         self._next_correlation = 0
+        # What is physically on disk, fsynced, per replica: the simulation's knowledge of the disk,
+        # which outlives an incarnation (a restarted broker's recovery point may be older).
+        self.durable_offsets: dict[tuple[str, int], int] = {}
         os.makedirs(self.data_dir, exist_ok=True)
 
     # -- shortcuts to the cluster ---------------------------------------------------------------
@@ -171,6 +174,12 @@ class Broker:
         elif isinstance(event, log_events.LogStartOffsetIncremented):
             self.publish(ev.LogStartOffsetMoved(**common, log_start_offset=event.log_start_offset,
                                                 reason=event.reason))
+        elif isinstance(event, log_events.LogFlushed):
+            key = (topic, p)
+            self.durable_offsets[key] = max(self.durable_offsets.get(key, 0), event.recovery_point)
+        elif isinstance(event, log_events.LogTruncated):
+            key = (topic, p)
+            self.durable_offsets[key] = min(self.durable_offsets.get(key, 0), event.to_offset)
         elif isinstance(event, log_events.LogRecovered) and event.bytes_truncated:
             self.publish(ev.LogTruncated(**common, from_offset=-1, to_offset=event.log_end_offset,
                                          records_removed=0, removed=[],
@@ -186,9 +195,10 @@ class Broker:
         for fetcher in self.fetchers.values():
             fetcher.stop()
         self.fetchers.clear()
-        for partition in self.partitions.values():
+        for key, partition in self.partitions.items():
             partition.stop()
-            partition.log.close_after_crash(lose_unflushed=(mode == "power"))
+            partition.log.close_after_crash(lose_unflushed=(mode == "power"),
+                                            durable_offset=self.durable_offsets.get(key, 0))
         self.partitions.clear()
         self._delayed_fetches.clear()
         self._pending_responses.clear()

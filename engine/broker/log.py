@@ -509,19 +509,19 @@ class Log:
             segment.close()
         self._closed = True
 
-    def close_after_crash(self, *, lose_unflushed: bool) -> None:
+    def close_after_crash(self, *, lose_unflushed: bool, durable_offset: int = 0) -> None:
         """Stop without a clean shutdown. A process crash keeps what was written (it is in the OS
-        page cache); a power loss also loses every byte past the recovery point."""
+        page cache); a power loss also loses every byte past the recovery point — or past
+        `durable_offset`, if the caller knows more was fsynced (by an earlier incarnation)."""
         if self._closed:
             return
         for segment in self._segments:
             segment.close()
         if lose_unflushed:
-            self._drop_unflushed_bytes()
+            self._drop_unflushed_bytes(max(self.recovery_point, durable_offset))
         self._closed = True
 
-    def _drop_unflushed_bytes(self) -> None:
-        point = self.recovery_point
+    def _drop_unflushed_bytes(self, point: int) -> None:
         for segment in self._segments:
             if segment.base_offset >= point and segment.base_offset != self._bases[0]:
                 segment.delete()
@@ -542,11 +542,9 @@ class Log:
         self._segments = [LogSegment.open_existing(self.path, b, self.config, created_ms=now) for b in bases]
         self._bases = list(bases)
         stats = {"recovered": 0, "truncated": 0, "deleted": 0, "rebuilt": 0}
-        first_unflushed = len(self._segments)
         for i, segment in enumerate(self._segments):
             # A segment wholly below the recovery point was flushed: its headers are trusted.
             if not (self._load_flushed_segment(segment, stats) and segment.next_offset <= recovery_point):
-                first_unflushed = min(first_unflushed, i)
                 stats["recovered"] += 1
                 truncated = segment.recover(self.config.max_message_bytes)
                 if truncated:
@@ -558,14 +556,12 @@ class Log:
                 stats["recovered"] = max(stats["recovered"], 1)
                 stats["deleted"] += self._drop_segments_after(i)
                 break
-        if not stats["recovered"]:
-            return min(max(recovery_point, self._bases[0]), self.log_end_offset)
-        if self._fsync:  # what recovery validated (and cut) is made durable before it counts as flushed
-            for segment in self._segments[first_unflushed:]:
-                segment.flush()
-        self._emit(LogRecovered(recovery_point, stats["recovered"], stats["truncated"],
-                                stats["deleted"], stats["rebuilt"], self.log_end_offset))
-        return self.log_end_offset
+        if stats["recovered"]:
+            self._emit(LogRecovered(recovery_point, stats["recovered"], stats["truncated"],
+                                    stats["deleted"], stats["rebuilt"], self.log_end_offset))
+        # Recovery validates but does not flush: the recovery point only moves when the log is
+        # flushed, so a second crash before that recovers the same segments again (Kafka too).
+        return min(max(recovery_point, self._bases[0]), self.log_end_offset)
 
     def _load_flushed_segment(self, segment: LogSegment, stats: dict) -> bool:
         """A segment below the recovery point: trust its batches; rebuild a bad index."""

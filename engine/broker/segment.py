@@ -104,9 +104,14 @@ class LogSegment:
         end = self.size
         next_offset, max_ts, offset_of_max = self.base_offset, rb.NO_TIMESTAMP, self.base_offset
         first_max_ts = None
+        contiguous = "compact" not in self.config.cleanup_policy
         for position, header in self._iter_headers(0, end):
             if header.size_in_bytes > end - position:
                 raise rb.CorruptRecordError(f"{self.log_path}: partial batch at position {position}")
+            if header.base_offset < next_offset or header.last_offset_delta < 0 or (
+                    contiguous and header.base_offset != next_offset):
+                raise rb.CorruptRecordError(f"{self.log_path}: batch at position {position} has base offset "
+                                            f"{header.base_offset}, expected {next_offset}")
             if first_max_ts is None:
                 first_max_ts = header.max_timestamp
             if header.max_timestamp > max_ts:

@@ -175,17 +175,24 @@ class ReplicaFetcher:
                 state.delayed_until_ms = self.broker.now_ms + self.broker.config.replica_fetch_backoff_ms
                 continue
             partition = self.broker.partitions[key]
-            partition.truncate_to(self._truncation_offset(partition, answer.leader_epoch, answer.end_offset),
-                                  LEADER_EPOCH)
-            state.truncating = False
+            offset, settled = self._truncation_offset(partition, answer.leader_epoch, answer.end_offset)
+            partition.truncate_to(offset, LEADER_EPOCH)
+            # Not settled: the follower cut back to an epoch older than the leader's answer and
+            # asks again about that one (its cache lost the newer entries with the cut).
+            state.truncating = not settled
 
     @staticmethod
-    def _truncation_offset(partition, leader_epoch: int, leader_end_offset: int) -> int:
-        """KIP-279: where the follower's log stops agreeing with the leader's."""
+    def _truncation_offset(partition, leader_epoch: int, leader_end_offset: int) -> tuple[int, bool]:
+        """KIP-279: where the follower's log stops agreeing with the leader's, and whether that
+        is final. If the follower knows the epoch the leader answered with, truncate to the
+        smallest of the leader's end offset, its own end of that epoch and its LEO. If not, truncate
+        to its own end of the largest smaller epoch and ask again."""
         leo = partition.log_end_offset
         if leader_epoch == UNDEFINED or leader_end_offset == UNDEFINED:
-            return min(partition.high_watermark, leo)  # the leader knows nothing older: fall back to HW
+            return min(partition.high_watermark, leo), True  # the leader knows nothing: fall back to HW
         own_epoch, own_end = partition.epoch_cache.end_offset_for(leader_epoch, leo)
         if own_epoch == UNDEFINED:
-            return min(leader_end_offset, leo)
-        return min(leader_end_offset, own_end, leo)
+            return min(leader_end_offset, leo), True
+        if own_epoch == leader_epoch:
+            return min(leader_end_offset, own_end, leo), True
+        return min(own_end, leo), False

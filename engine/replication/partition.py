@@ -281,6 +281,7 @@ class Partition:
         before = self.log.log_end_offset
         removed = self.log._records_from(self.log.log_start_offset) if before > self.log.log_start_offset else []
         self.log.truncate_fully_and_start_at(offset)
+        self.broker.durable_offsets[(self.topic, self.partition)] = offset
         self.epoch_cache.clear()
         self.broker.publish(ev.LogTruncated(
             broker=self.broker.id, topic=self.topic, partition=self.partition, from_offset=before,
