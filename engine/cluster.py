@@ -128,7 +128,9 @@ def split_config(config: dict | None) -> tuple[BrokerConfig, ClusterConfig, dict
 
 class Cluster:
     def __init__(self, brokers: int = 3, data_dir: str = "lab-data", seed: int = 0, *,
-                 config: dict | None = None, truncation: str | None = None) -> None:
+                 config: dict | None = None, truncation: str | None = None,
+                 on_event: Callable[[ev.Event], None] | None = None) -> None:
+        """`on_event` sees every event from the start (the brokers' start-up, the first controller)."""
         if not 1 <= brokers <= MAX_BROKERS:
             raise ClusterError(f"A lab cluster has 1 to {MAX_BROKERS} brokers, not {brokers}")
         cfg = dict(config or {})
@@ -142,6 +144,8 @@ class Cluster:
         os.makedirs(self.data_dir, exist_ok=True)
         self.scheduler = Scheduler()
         self.bus = ev.EventBus(lambda: self.scheduler.now_ms)
+        if on_event is not None:
+            self.bus.subscribe(on_event)
         self.random = RandomTree(seed)
         self._assign_rng = self.random.fork("assignment")
         self._controller_rng = self.random.fork("controller-election")
@@ -440,26 +444,45 @@ class Cluster:
         elif not 0 <= partition < info.partitions:
             raise ClusterError(f"Partition {partition} of topic '{topic}' does not exist",
                                "UNKNOWN_TOPIC_OR_PARTITION")
-        request_id = len(self.produced) + 1
-        record = Produced(request_id, topic, partition, key, value, acks, tag)
+        record = Produced(len(self.produced) + 1, topic, partition, key, value, acks, tag)
         self.produced.append(record)
-        leader = self.leader_of(topic, partition)
+        batch = rb.encode_batch([(key, value, self.record_clock(), headers or ())], base_timestamp=self.record_clock())
+        self._send_produce(record, batch, {"request_id": record.request_id, "topic": topic, "partition": partition,
+                                           "acks": acks, "key": ev.text(key), "value": ev.text(value)})
+        return record
+
+    def produce_batch(self, topic: str, partition: int, records: list[tuple], *, acks: int | str = -1,
+                      tag: object = None) -> Produced:
+        """Send several records as one batch in one request (what a producer's accumulator does).
+        The Produced entry stands for the whole batch: its offset is the batch's first offset."""
+        info = self._topic(topic)
+        if not 0 <= partition < info.partitions:
+            raise ClusterError(f"Partition {partition} of topic '{topic}' does not exist",
+                               "UNKNOWN_TOPIC_OR_PARTITION")
+        acks = _acks(acks)
+        now = self.record_clock()
+        batch = rb.encode_batch([(_utf8(k), _utf8(v)) for k, v in records], base_timestamp=now)
+        record = Produced(len(self.produced) + 1, topic, partition, None, None, acks, tag)
+        self.produced.append(record)
+        self._send_produce(record, batch, {"request_id": record.request_id, "topic": topic,
+                                           "partition": partition, "acks": acks, "records": len(records)})
+        return record
+
+    def _send_produce(self, record: Produced, batch: bytes, summary: dict) -> None:
+        leader = self.leader_of(record.topic, record.partition)
         if leader < 0:
             self._produce_failed(record, "LEADER_NOT_AVAILABLE")
-            return record
-        batch = rb.encode_batch([(key, value, self.record_clock(), headers or ())], base_timestamp=self.record_clock())
-        request = ProduceRequest(request_id, acks, self.broker_config.request_timeout_ms, topic, partition, batch)
-        summary = {"request_id": request_id, "topic": topic, "partition": partition, "acks": acks,
-                   "key": ev.text(key), "value": ev.text(value)}
+            return
+        request = ProduceRequest(record.request_id, record.acks, self.broker_config.request_timeout_ms,
+                                 record.topic, record.partition, batch)
         self.network.send(CLIENT, self.brokers[leader].node, request, summary)
-        if acks == 0:
+        if record.acks == 0:
             record.acked = True  # acks=0: "sent" is all the producer ever learns
-            self.bus.publish(ev.ProduceAcknowledged(request_id=request_id, topic=topic, partition=partition,
-                                                    offset=-1, acks=0))
+            self.bus.publish(ev.ProduceAcknowledged(request_id=record.request_id, topic=record.topic,
+                                                    partition=record.partition, offset=-1, acks=0))
         else:
             record.timer = self.scheduler.schedule(self.broker_config.request_timeout_ms,
                                                    lambda: self._produce_timed_out(record), label="produce timeout")
-        return record
 
     def _choose_partition(self, topic: str, key: bytes | None, partitions: int) -> int:
         if key is not None:

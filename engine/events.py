@@ -114,7 +114,8 @@ class RecordsAppended(Event):
     last_offset: int
     leader_epoch: int
     log_end_offset: int
-    records: list[dict]  # {"offset", "key", "value"}
+    records_count: int
+    records: list[dict]  # {"offset", "key", "value"}; empty for appends of more than 20 records
 
 
 @dataclass(kw_only=True)

@@ -83,9 +83,7 @@ def run_scenario(scenario: dict, data_dir: str, *, trace: Callable[[ev.Event], N
     shape = scenario.get("cluster", {})
     cluster = cluster_factory(brokers=int(shape.get("brokers", 3)), data_dir=data_dir,
                               seed=int(shape.get("seed", 0)), config=shape.get("config") or {},
-                              truncation=shape.get("truncation"))
-    if trace is not None:
-        cluster.subscribe(trace)
+                              truncation=shape.get("truncation"), on_event=trace)
     errors = []
     for index, step in enumerate(scenario["steps"]):
         command, args = _split_step(index, step)

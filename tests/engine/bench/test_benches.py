@@ -19,3 +19,12 @@ def test_log_bench_prints_a_readable_report():
     done = subprocess.run([sys.executable, "-m", "engine.bench", "log", "--records", "1000"],
                           capture_output=True, text=True, check=True)
     assert "append/raw =" in done.stdout and "records/s" in done.stdout
+
+
+def test_cluster_bench_prints_one_json_object_with_its_rates():
+    done = subprocess.run([sys.executable, "-m", "engine.bench", "cluster", "--records", "2000",
+                           "--latency-samples", "20", "--json"], capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    for key in ("rf1_acks1_rps", "rf3_acks1_rps", "rf3_acksall_rps", "log_only_rps", "e2e_p50_ms", "e2e_p99_ms"):
+        assert result[key] > 0
+    assert result["e2e_p50_ms"] <= result["e2e_p99_ms"]
