@@ -21,7 +21,7 @@ from typing import Callable
 
 from engine import events as ev
 from engine.broker import record_batch as rb
-from engine.broker.broker import Broker
+from engine.broker.broker import CRASH_MODES, Broker
 from engine.broker.errors import InvalidConfigError
 from engine.broker.log_config import LogConfig
 from engine.network import Network
@@ -534,6 +534,9 @@ class Cluster:
         broker = self._broker(broker_id)
         if not broker.alive:
             raise ClusterError(f"Broker {broker_id} is already down", "BROKER_NOT_AVAILABLE")
+        if CRASH_MODES.get(mode, mode) not in ("process", "power"):
+            raise ClusterError(f"A broker crashes by 'process' (written data survives) or 'power' "
+                               f"(unflushed data is lost), not {mode!r}", "INVALID_REQUEST")
         broker.crash(mode)
         session = broker.session
         self._session_expiry[broker_id] = self.scheduler.schedule(

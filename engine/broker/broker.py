@@ -41,6 +41,7 @@ CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 HW_CHECKPOINT = "replication-offset-checkpoint"
 RECOVERY_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
+CRASH_MODES = {"power_loss": "power", "power-loss": "power", "process_crash": "process", "process-crash": "process"}
 
 
 @dataclass(slots=True)
@@ -187,6 +188,7 @@ class Broker:
 
     def crash(self, mode: str) -> None:
         """Stop at once. "process": written bytes survive; "power": bytes not flushed are lost."""
+        mode = CRASH_MODES.get(mode, mode)
         if mode not in ("process", "power"):
             raise ValueError(f"crash mode must be 'process' or 'power', not {mode!r}")
         self.alive = False
