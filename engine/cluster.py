@@ -627,7 +627,7 @@ class Cluster:
                          "leader_epoch_cache": [list(e) for e in part.epoch_cache.entries]}
                 if with_records:
                     entry["records"] = [{"offset": r.offset, "key": ev.text(r.key), "value": ev.text(r.value)}
-                                        for r in part.log._records_from(part.log.log_start_offset)]
+                                        for r in part.log.records_from(part.log.log_start_offset)]
                 replica_states[str(replica)] = entry
             partitions.append({
                 "topic": topic, "partition": p, "leader": state["leader"], "leader_epoch": state["leader_epoch"],

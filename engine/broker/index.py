@@ -43,7 +43,36 @@ class IndexLookup:
     probes: tuple[int, ...]  # slots visited by the binary search, in order
 
 
-class OffsetIndex:
+class _IndexFile:
+    """File handling both indexes share: a buffered append-only writer, sync, fsync, close."""
+    path: str
+    _file = None
+
+    def _writer(self):
+        if self._file is None:
+            self._file = open(self.path, "ab")
+        return self._file
+
+    def sync(self) -> None:
+        """Hand buffered entries to the OS (like Kafka's mmap'd index pages: written, not flushed)."""
+        if self._file is not None:
+            self._file.flush()
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    def _close_file(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def close(self) -> None:
+        self._close_file()
+
+
+class OffsetIndex(_IndexFile):
     def __init__(self, path: str, base_offset: int, max_index_bytes: int) -> None:
         self.path = path
         self.base_offset = base_offset
@@ -155,35 +184,11 @@ class OffsetIndex:
                 hi = mid
         return lo
 
-    # -- file handling ----------------------------------------------------------------------
-    def _writer(self):
-        if self._file is None:
-            self._file = open(self.path, "ab")
-        return self._file
-
-    def sync(self) -> None:
-        """Hand buffered entries to the OS (like Kafka's mmap'd index pages: written, not flushed)."""
-        if self._file is not None:
-            self._file.flush()
-
-    def flush(self) -> None:
-        if self._file is not None:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-
-    def _close_file(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-    def close(self) -> None:
-        self._close_file()
-
     def size_in_bytes(self) -> int:
         return len(self._relative) * OFFSET_ENTRY_SIZE
 
 
-class TimeIndex:
+class TimeIndex(_IndexFile):
     def __init__(self, path: str, base_offset: int, max_index_bytes: int) -> None:
         self.path = path
         self.base_offset = base_offset
@@ -224,9 +229,7 @@ class TimeIndex:
             return
         self._timestamps.append(timestamp)
         self._relative.append(rel)
-        if self._file is None:
-            self._file = open(self.path, "ab")
-        self._file.write(TIME_ENTRY.pack(timestamp, rel))
+        self._writer().write(TIME_ENTRY.pack(timestamp, rel))
 
     def truncate_to(self, offset: int) -> None:
         rel = offset - self.base_offset
@@ -269,24 +272,6 @@ class TimeIndex:
         if found < 0:
             return None
         return self._timestamps[found], self.base_offset + self._relative[found]
-
-    def sync(self) -> None:
-        """Hand buffered entries to the OS (like Kafka's mmap'd index pages: written, not flushed)."""
-        if self._file is not None:
-            self._file.flush()
-
-    def flush(self) -> None:
-        if self._file is not None:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-
-    def _close_file(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-    def close(self) -> None:
-        self._close_file()
 
     def size_in_bytes(self) -> int:
         return len(self._timestamps) * TIME_ENTRY_SIZE

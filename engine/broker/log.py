@@ -436,7 +436,7 @@ class Log:
         leo = self.log_end_offset
         if offset >= leo:
             return LogTruncated(leo, leo, 0, 0)
-        removed = self._records_from(max(offset, self.log_start_offset))
+        removed = self.records_from(max(offset, self.log_start_offset))
         size_before = self.size_in_bytes()
         if self._bases[0] > offset:
             self._truncate_fully_and_start_at(offset)
@@ -466,7 +466,7 @@ class Log:
         self.recovery_point = offset
         self._high_watermark = offset
 
-    def _records_from(self, offset: int) -> list[rb.Record]:
+    def records_from(self, offset: int) -> list[rb.Record]:
         out, leo = [], self.log_end_offset
         while offset < leo:
             chunk = self.read(offset, DEFAULT_MAX_READ_BYTES)

@@ -236,13 +236,7 @@ class Partition:
             if replica in self.isr or (state.log_end_offset >= 0 and now - state.last_caught_up_ms <= lag
                                        and self.broker.is_broker_registered(replica)):
                 offsets.append(state.log_end_offset)
-        new_hw = min(offsets)
-        old = self.high_watermark
-        if new_hw > old:
-            self.log.update_high_watermark(new_hw)
-            self.broker.publish(ev.HighWatermarkAdvanced(broker=self.broker.id, topic=self.topic,
-                                                         partition=self.partition, old=old, new=new_hw,
-                                                         role="leader"))
+        if self._advance_high_watermark(min(offsets)):
             self._complete_pending()
 
     # -- follower ---------------------------------------------------------------------------
@@ -259,13 +253,18 @@ class Partition:
         self._publish_append("follower", records, info.first_offset, info.last_offset, epoch)
 
     def update_follower_high_watermark(self, leader_high_watermark: int) -> None:
-        new_hw = min(leader_high_watermark, self.log.log_end_offset)
+        self._advance_high_watermark(min(leader_high_watermark, self.log.log_end_offset))
+
+    def _advance_high_watermark(self, new_hw: int) -> bool:
+        """The HW only moves forward (a follower's may lag, never regress)."""
         old = self.high_watermark
-        if new_hw > old:
-            self.log.update_high_watermark(new_hw)
-            self.broker.publish(ev.HighWatermarkAdvanced(broker=self.broker.id, topic=self.topic,
-                                                         partition=self.partition, old=old, new=new_hw,
-                                                         role="follower"))
+        if new_hw <= old:
+            return False
+        self.log.update_high_watermark(new_hw)
+        self.broker.publish(ev.HighWatermarkAdvanced(broker=self.broker.id, topic=self.topic,
+                                                     partition=self.partition, old=old, new=new_hw,
+                                                     role=self.role))
+        return True
 
     def truncate_to(self, offset: int, reason: str) -> None:
         result = self.log.truncate_to(offset)
@@ -280,7 +279,7 @@ class Partition:
 
     def truncate_fully_and_start_at(self, offset: int, reason: str) -> None:
         before = self.log.log_end_offset
-        removed = self.log._records_from(self.log.log_start_offset) if before > self.log.log_start_offset else []
+        removed = self.log.records_from(self.log.log_start_offset) if before > self.log.log_start_offset else []
         self.log.truncate_fully_and_start_at(offset)
         self.broker.durable_offsets[(self.topic, self.partition)] = offset
         self.epoch_cache.clear()
