@@ -24,6 +24,7 @@ from engine.broker import record_batch as rb
 from engine.broker.broker import CRASH_MODES, Broker
 from engine.broker.errors import InvalidConfigError
 from engine.broker.log_config import LogConfig
+from engine.clients.network_client import NetworkClient
 from engine.network import Network
 from engine.protocol import ProduceRequest, ProduceResponse
 from engine.replication.assignment import InvalidReplicationFactorError, assign_replicas
@@ -99,7 +100,6 @@ class Produced:
     acked: bool | None = None      # None while waiting for an answer
     offset: int = -1
     error: str | None = None
-    timer: object = None
 
 
 def split_config(config: dict | None) -> tuple[BrokerConfig, ClusterConfig, dict]:
@@ -163,7 +163,7 @@ class Cluster:
         self._round_robin: dict[str, int] = {}
         self._session_expiry: dict[int, object] = {}
         self.brokers: dict[int, Broker] = {}
-        self.network.attach(CLIENT, self._client_receive)
+        self._client = NetworkClient(self, CLIENT)
         self.store.watch("/controller", lambda path: self._on_controller_node_changed())
         self.store.watch("/brokers/ids", lambda path: self._on_brokers_changed())
         for broker_id in range(1, brokers + 1):
@@ -475,14 +475,14 @@ class Cluster:
             return
         request = ProduceRequest(record.request_id, record.acks, self.broker_config.request_timeout_ms,
                                  record.topic, record.partition, batch)
-        self.network.send(CLIENT, self.brokers[leader].node, request, summary)
         if record.acks == 0:
+            self._client.send_no_answer(leader, request, summary)
             record.acked = True  # acks=0: "sent" is all the producer ever learns
             self.bus.publish(ev.ProduceAcknowledged(request_id=record.request_id, topic=record.topic,
                                                     partition=record.partition, offset=-1, acks=0))
         else:
-            record.timer = self.scheduler.schedule(self.broker_config.request_timeout_ms,
-                                                   lambda: self._produce_timed_out(record), label="produce timeout")
+            self._client.send(leader, request, lambda answer: self._on_produce_answer(record, answer),
+                              timeout_ms=self.broker_config.request_timeout_ms, summary=summary)
 
     def _choose_partition(self, topic: str, key: bytes | None, partitions: int) -> int:
         if key is not None:
@@ -492,25 +492,16 @@ class Cluster:
         self._round_robin[topic] = counter + 1
         return (counter & 0x7FFFFFFF) % partitions
 
-    def _client_receive(self, src: str, message: object) -> None:
-        message = getattr(message, "body", message)  # a broker's reply envelope
-        if not isinstance(message, ProduceResponse):
-            return
-        record = self.produced[message.request_id - 1]
-        if record.acked is not None:
-            return  # already timed out
-        self.scheduler.cancel(record.timer)
-        if message.error == "NONE":
-            record.acked, record.offset = True, message.base_offset
+    def _on_produce_answer(self, record: Produced, answer: ProduceResponse | None) -> None:
+        if answer is None:
+            self._produce_failed(record, "REQUEST_TIMED_OUT")
+        elif answer.error == "NONE":
+            record.acked, record.offset = True, answer.base_offset
             self.bus.publish(ev.ProduceAcknowledged(request_id=record.request_id, topic=record.topic,
-                                                    partition=record.partition, offset=message.base_offset,
+                                                    partition=record.partition, offset=answer.base_offset,
                                                     acks=record.acks))
         else:
-            self._produce_failed(record, message.error)
-
-    def _produce_timed_out(self, record: Produced) -> None:
-        if record.acked is None:
-            self._produce_failed(record, "REQUEST_TIMED_OUT")
+            self._produce_failed(record, answer.error)
 
     def _produce_failed(self, record: Produced, error: str) -> None:
         record.acked, record.error = False, error

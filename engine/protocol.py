@@ -124,3 +124,47 @@ def api_name(message: object) -> str:
     message = getattr(message, "body", message)  # unwrap a broker's correlation envelope
     name = type(message).__name__
     return name[:-len("Request")] if name.endswith("Request") else name
+
+
+@dataclass(slots=True)
+class RequestEnvelope:
+    """A request on the wire with the correlation id its answer will carry back, and the sender's
+    incarnation (an answer meant for a crashed and restarted sender is dropped)."""
+    correlation: int
+    body: object
+    incarnation: int
+
+
+@dataclass(slots=True)
+class ResponseEnvelope:
+    correlation: int
+    body: object
+    incarnation: int
+
+
+@dataclass(slots=True)
+class MetadataRequest:
+    topics: list[str] | None = None   # None: all topics
+
+
+@dataclass(slots=True)
+class PartitionMetadata:
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: list[int]
+    isr: list[int]
+
+
+@dataclass(slots=True)
+class TopicMetadata:
+    topic: str
+    error: str
+    partitions: list[PartitionMetadata] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class MetadataResponse:
+    brokers: list[int]
+    controller_id: int
+    topics: list[TopicMetadata]

@@ -25,9 +25,10 @@ from engine.broker import log_events
 from engine.broker.log import Log
 from engine.broker.log_config import LogConfig
 from engine.protocol import (EpochEndOffset, FetchPartitionData, FetchRequest, FetchResponse,
-                             LeaderAndIsrRequest, LeaderAndIsrResponse, OffsetsForLeaderEpochRequest,
-                             OffsetsForLeaderEpochResponse, PartitionState, ProduceRequest,
-                             ProduceResponse)
+                             LeaderAndIsrRequest, LeaderAndIsrResponse, MetadataRequest, MetadataResponse,
+                             OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse, PartitionMetadata,
+                             PartitionState, ProduceRequest, ProduceResponse, RequestEnvelope,
+                             ResponseEnvelope, TopicMetadata)
 from engine.replication import checkpoints
 from engine.replication.fetcher import ReplicaFetcher
 from engine.replication.leader_epoch_cache import LeaderEpochCache
@@ -278,39 +279,50 @@ class Broker:
         self._next_correlation += 1
         correlation = self._next_correlation
         self._pending_responses[correlation] = on_response
-        self.cluster.network.send(self.node, f"broker-{broker_id}", _Envelope(correlation, request, self.incarnation),
-                                  summary, foreground=foreground)
+        self.cluster.network.send(self.node, f"broker-{broker_id}",
+                                  RequestEnvelope(correlation, request, self.incarnation), summary, foreground=foreground)
 
     def receive(self, src: str, message: object) -> None:
         if not self.alive:
             return
-        if isinstance(message, _Reply):
+        if isinstance(message, ResponseEnvelope):
             if message.incarnation != self.incarnation:
                 return
             callback = self._pending_responses.pop(message.correlation, None)
             if callback is not None:
                 callback(message.body)
             return
-        envelope = message if isinstance(message, _Envelope) else _Envelope(0, message, 0)
-        request = envelope.body
+        envelope = message if isinstance(message, RequestEnvelope) else RequestEnvelope(0, message, 0)
 
         def respond(body: object, summary: dict | None = None, *, foreground: bool = True) -> None:
             if self.alive:
-                self.cluster.network.send(self.node, src, _Reply(envelope.correlation, body, envelope.incarnation),
+                self.cluster.network.send(self.node, src,
+                                          ResponseEnvelope(envelope.correlation, body, envelope.incarnation),
                                           summary or {}, foreground=foreground)
-        if isinstance(request, ProduceRequest):
-            self._handle_produce(request, respond)
-        elif isinstance(request, FetchRequest):
-            self._handle_fetch(src, request, respond)
-        elif isinstance(request, OffsetsForLeaderEpochRequest):
-            respond(self._handle_epoch_queries(request), {"partitions": len(request.partitions)})
-        elif isinstance(request, LeaderAndIsrRequest):
-            respond(self._handle_leader_and_isr(request), {"partitions": len(request.partitions)})
-        else:
-            raise TypeError(f"{self.node} got an unknown request {type(request).__name__}")
+        handler = REQUEST_HANDLERS.get(type(envelope.body))
+        if handler is None:
+            raise TypeError(f"{self.node} got a request it has no handler for: {type(envelope.body).__name__}")
+        handler(self, src, envelope.body, respond)
+
+    def _handle_metadata(self, src: str, request: MetadataRequest, respond) -> None:
+        topics = sorted(self.cluster.topics) if request.topics is None else request.topics
+        out = []
+        for topic in topics:
+            info = self.cluster.topics.get(topic)
+            if info is None:
+                out.append(TopicMetadata(topic, "UNKNOWN_TOPIC_OR_PARTITION"))
+                continue
+            parts = []
+            for p in range(info.partitions):
+                state = self.store.get_or_none(f"/brokers/topics/{topic}/partitions/{p}/state") or {}
+                parts.append(PartitionMetadata(p, state.get("leader", -1), state.get("leader_epoch", -1),
+                                               list(state.get("replicas", [])), list(state.get("isr", []))))
+            out.append(TopicMetadata(topic, "NONE", parts))
+        respond(MetadataResponse(sorted(self.cluster.registrations()), self.cluster.controller_id(), out),
+                {"topics": topics})
 
     # -- Produce ----------------------------------------------------------------------------
-    def _handle_produce(self, request: ProduceRequest, respond) -> None:
+    def _handle_produce(self, src: str, request: ProduceRequest, respond) -> None:
         partition = self.partitions.get((request.topic, request.partition))
 
         def answer(error: str, base_offset: int) -> None:
@@ -386,7 +398,10 @@ class Broker:
                 self._complete_delayed(delayed)
 
     # -- OffsetsForLeaderEpoch (leader side) ------------------------------------------------------
-    def _handle_epoch_queries(self, request: OffsetsForLeaderEpochRequest) -> OffsetsForLeaderEpochResponse:
+    def _handle_epoch_queries(self, src: str, request: OffsetsForLeaderEpochRequest, respond) -> None:
+        respond(self._epoch_end_offsets(request), {"partitions": len(request.partitions)})
+
+    def _epoch_end_offsets(self, request: OffsetsForLeaderEpochRequest) -> OffsetsForLeaderEpochResponse:
         out = []
         for q in request.partitions:
             partition = self.partitions.get((q.topic, q.partition))
@@ -400,7 +415,10 @@ class Broker:
         return OffsetsForLeaderEpochResponse(out)
 
     # -- LeaderAndIsr -----------------------------------------------------------------------
-    def _handle_leader_and_isr(self, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
+    def _handle_leader_and_isr(self, src: str, request: LeaderAndIsrRequest, respond) -> None:
+        respond(self._apply_leader_and_isr(request), {"partitions": len(request.partitions)})
+
+    def _apply_leader_and_isr(self, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
         errors = {}
         if request.controller_epoch < self.cluster.controller_epoch_seen.get(self.id, 0):
             return LeaderAndIsrResponse(self.id, {"*": "STALE_CONTROLLER_EPOCH"})
@@ -448,19 +466,15 @@ class Broker:
             fetcher.maybe_send()
 
 
-@dataclass(slots=True)
-class _Envelope:
-    """A request with the correlation id its answer will carry back."""
-    correlation: int
-    body: object
-    incarnation: int
-
-
-@dataclass(slots=True)
-class _Reply:
-    correlation: int
-    body: object
-    incarnation: int
+# Which method answers which request. Other parts of the engine (the group coordinator, ...)
+# add their requests here when they are imported.
+REQUEST_HANDLERS: dict[type, Callable[[Broker, str, object, Callable], None]] = {
+    ProduceRequest: Broker._handle_produce,
+    FetchRequest: Broker._handle_fetch,
+    OffsetsForLeaderEpochRequest: Broker._handle_epoch_queries,
+    LeaderAndIsrRequest: Broker._handle_leader_and_isr,
+    MetadataRequest: Broker._handle_metadata,
+}
 
 
 def _as_dict(event: object) -> dict:
