@@ -345,6 +345,34 @@ class Cluster:
             self._wait_for_leaders(topic)
         return self.describe_topic(topic)
 
+    def add_partitions(self, topic: str, count: int, *, wait: bool = True) -> dict:
+        """Grow a topic to `count` partitions (kafka-topics --alter --partitions). Keys may then map
+        to other partitions; partitions can never be removed."""
+        info = self._topic(topic)
+        if count <= info.partitions:
+            raise ClusterError(f"Topic currently has {info.partitions} partitions, which is higher than or "
+                               f"equal to the requested {count}.", "INVALID_PARTITIONS")
+        if self.controller is None:
+            raise ClusterError("There is no controller: no broker is alive", "NOT_CONTROLLER")
+        live = sorted(self.registrations())
+        first = self.partition_state(topic, 0)["replicas"][0]
+        start_index = max(0, next((i for i, b in enumerate(live) if b >= first), 0))
+        try:
+            added = assign_replicas(live, count - info.partitions, info.replication_factor, self._assign_rng,
+                                    start_index=start_index, start_partition_id=info.partitions)
+        except ValueError as error:
+            raise ClusterError(str(error), getattr(error, "kafka_name", "INVALID_REQUEST")) from None
+        old = info.partitions
+        info.partitions = count
+        data = self.store.get(f"/brokers/topics/{topic}")[0]
+        data["partitions"].update({str(old + i): r for i, r in enumerate(added)})
+        self.store.set(f"/brokers/topics/{topic}", data)
+        self.bus.publish(ev.PartitionsAdded(topic=topic, partitions=count, added=added))
+        self.controller.create_partitions(topic, added, first_partition=old)
+        if wait:
+            self._wait_for_leaders(topic)
+        return self.describe_topic(topic)
+
     def _check_topic_keys(self, config: dict) -> None:
         for key in config:
             if key not in TOPIC_LEVEL_KEYS:

@@ -68,6 +68,14 @@ class TopicCreated(Event):
 
 
 @dataclass(kw_only=True)
+class PartitionsAdded(Event):
+    kind: ClassVar[str] = "partitions_added"
+    topic: str
+    partitions: int             # the new total
+    added: list[list[int]]      # replica lists of the new partitions, in partition order
+
+
+@dataclass(kw_only=True)
 class LeaderElected(Event):
     kind: ClassVar[str] = "leader_elected"
     topic: str
@@ -285,7 +293,7 @@ class EventBus:
 
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls for cls in [
-        BrokerStarted, BrokerCrashed, BrokerSessionExpired, ControllerElected, TopicCreated,
+        BrokerStarted, BrokerCrashed, BrokerSessionExpired, ControllerElected, TopicCreated, PartitionsAdded,
         LeaderElected, PartitionOffline, LeaderAndIsrApplied, RecordsAppended, HighWatermarkAdvanced,
         LogTruncated, SegmentRolled, SegmentDeleted, LogStartOffsetMoved, CheckpointWritten,
         IsrShrunk, IsrExpanded, MessageSent, MessageDropped, ProduceAcknowledged, ProduceFailed,

@@ -119,6 +119,8 @@ class Broker:
         recovered = self._load_partitions(clean)
         self.cluster.network.set_up(self.node, True)
         self.publish(ev.BrokerStarted(broker=self.id, restarted=restarted, recovered_partitions=recovered))
+        for hook in BROKER_START_HOOKS:
+            hook(self)
         self.cluster.register_broker(self)
         self._start_timers()
 
@@ -199,7 +201,10 @@ class Broker:
             fetcher.stop()
         self.fetchers.clear()
         for key, partition in self.partitions.items():
+            was = partition.role
             partition.stop()
+            for listener in ROLE_CHANGE_LISTENERS:
+                listener(self, partition, was)
             partition.log.close_after_crash(lose_unflushed=(mode == "power"),
                                             durable_offset=self.durable_offsets.get(key, 0))
         self.partitions.clear()
@@ -215,7 +220,10 @@ class Broker:
         for fetcher in self.fetchers.values():
             fetcher.stop()
         for partition in self.partitions.values():
+            was = partition.role
             partition.stop()
+            for listener in ROLE_CHANGE_LISTENERS:
+                listener(self, partition, was)
             partition.log.close()
         self._write_recovery_checkpoints(publish=False, closed=True)
         with open(os.path.join(self.data_dir, CLEAN_SHUTDOWN_FILE), "w"):
@@ -432,6 +440,7 @@ class Broker:
                 # or a retried request overtaken by a newer one): ignore it.
                 errors[f"{state.topic}-{state.partition}"] = "STALE_LEADER_EPOCH"
                 continue
+            was = partition.role
             if state.leader == self.id:
                 self._stop_following(key)
                 partition.become_leader(state)
@@ -440,6 +449,9 @@ class Broker:
                 partition.become_follower(state)
                 if not same:
                     self._follow(key, state)
+            if partition.role != was:
+                for listener in ROLE_CHANGE_LISTENERS:
+                    listener(self, partition, was)
         return LeaderAndIsrResponse(self.id, errors)
 
     def _follow(self, key: tuple[str, int], state: PartitionState) -> None:
@@ -465,6 +477,13 @@ class Broker:
         for fetcher in self.fetchers.values():
             fetcher.maybe_send()
 
+
+# Called as `listener(broker, partition, previous_role)` whenever a replica on a broker becomes
+# leader or follower (or stops being either): the group coordinator follows the leadership of
+# __consumer_offsets partitions this way.
+ROLE_CHANGE_LISTENERS: list[Callable[[Broker, Partition, str], None]] = []
+# Called as `hook(broker)` at each start, after its logs are loaded and before it registers.
+BROKER_START_HOOKS: list[Callable[[Broker], None]] = []
 
 # Which method answers which request. Other parts of the engine (the group coordinator, ...)
 # add their requests here when they are imported.

@@ -20,7 +20,12 @@ class InvalidPartitionsError(ValueError):
 
 
 def assign_replicas(brokers: list[int], partitions: int, replication_factor: int,
-                    rng: random.Random) -> list[list[int]]:
+                    rng: random.Random, *, start_index: int | None = None,
+                    start_partition_id: int = 0) -> list[list[int]]:
+    """Replica lists for `partitions` new partitions numbered from `start_partition_id`.
+
+    `start_index` fixes the first broker (and the first shift) as Kafka does when partitions are
+    added to an existing topic; by default both are random."""
     if partitions <= 0:
         raise InvalidPartitionsError(f"Number of partitions must be larger than 0, got {partitions}.")
     if replication_factor <= 0:
@@ -31,10 +36,12 @@ def assign_replicas(brokers: list[int], partitions: int, replication_factor: int
             f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}.")
     ids = sorted(brokers)
     n = len(ids)
-    start_index = rng.randrange(n)
-    next_shift = rng.randrange(n)
+    if start_index is None:
+        start_index, next_shift = rng.randrange(n), rng.randrange(n)
+    else:
+        next_shift = start_index
     out = []
-    for p in range(partitions):
+    for p in range(start_partition_id, start_partition_id + partitions):
         if p > 0 and p % n == 0:
             next_shift += 1
         first = (p + start_index) % n

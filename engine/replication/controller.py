@@ -111,10 +111,10 @@ class Controller:
         self._send_leader_and_isr(to_started, only_to=set(started))
 
     # -- topics -----------------------------------------------------------------------------
-    def create_partitions(self, topic: str, assignment: list[list[int]]) -> None:
+    def create_partitions(self, topic: str, assignment: list[list[int]], first_partition: int = 0) -> None:
         live = set(self.cluster.registrations())
         created = []
-        for partition, replicas in enumerate(assignment):
+        for partition, replicas in enumerate(assignment, start=first_partition):
             alive = [r for r in replicas if r in live]
             leader = alive[0] if alive else -1
             state = {"leader": leader, "leader_epoch": 0, "isr": alive or list(replicas[:1]),

@@ -235,3 +235,17 @@ def test_a_cluster_reopened_on_its_data_dir_recovers_its_logs(tmp_path):
     broker.start(restarted=True)
     c.run_until_idle()
     assert [r.value for r in c.read("t", 0)] == [b"kept"]
+
+
+def test_adding_partitions_creates_and_leads_them_and_keeps_the_old_ones(cluster):
+    cluster.create_topic("t", 2, 2)
+    before = cluster.describe_topic("t")["partitions"]
+    after = cluster.add_partitions("t", 5)["partitions"]
+    assert after[:2] == before and len(after) == 5
+    for p in after[2:]:
+        assert p["leader"] == p["replicas"][0] and len(p["replicas"]) == 2
+    cluster.produce("t", None, "x", partition=4)
+    cluster.run_until_idle()
+    assert [r.value for r in cluster.read("t", 4)] == [b"x"]
+    with pytest.raises(ClusterError, match="higher than or equal"):
+        cluster.add_partitions("t", 3)
