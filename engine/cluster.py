@@ -160,6 +160,8 @@ class Cluster:
         self.controller_epoch = 0
         self.controller_epoch_seen: dict[int, int] = {}
         self.produced: list[Produced] = []
+        self.producers: dict[str, object] = {}   # name -> engine.clients.producer.Producer
+        self.consumers: dict[str, object] = {}   # name -> engine.clients.consumer.Consumer
         self._round_robin: dict[str, int] = {}
         self._session_expiry: dict[int, object] = {}
         self.brokers: dict[int, Broker] = {}
@@ -548,6 +550,22 @@ class Cluster:
         offset = max(offset, part.log.log_start_offset)
         return part.committed_records(offset, max_records)
 
+    # -- clients ----------------------------------------------------------------------------
+    def producer(self, name: str = "producer", config: dict | None = None):
+        """The producer called `name` (a client node "producer-<name>"), created with `config`
+        on first use. Its records are sent by its accumulator and sender, as Kafka's are."""
+        from engine.clients.producer import Producer
+        if name not in self.producers:
+            self.producers[name] = Producer(self, name, dict(config or {}))
+        return self.producers[name]
+
+    def consumer(self, name: str, config: dict | None = None):
+        """The consumer called `name` (a client node "consumer-<name>"), created on first use."""
+        from engine.clients.consumer import Consumer
+        if name not in self.consumers:
+            self.consumers[name] = Consumer(self, name, dict(config or {}))
+        return self.consumers[name]
+
     # -- faults -----------------------------------------------------------------------------
     def kill_broker(self, broker_id: int, mode: str = "process") -> list[ev.Event]:
         broker = self._broker(broker_id)
@@ -591,20 +609,30 @@ class Cluster:
         self._live_broker(broker_id).resume_fetchers()
         return self.bus.drain()
 
-    def partition_network(self, a: int, b: int) -> list[ev.Event]:
-        self.network.cut(self._broker(a).node, self._broker(b).node)
-        self.bus.publish(ev.FaultInjected(fault="partition_network", brokers=[a, b]))
+    def partition_network(self, a: int | str, b: int | str) -> list[ev.Event]:
+        """Cut the link between two nodes: broker ids, or client names ("producer-p1", "consumer-c1")."""
+        self.network.cut(self._node(a), self._node(b))
+        self.bus.publish(ev.FaultInjected(fault="partition_network", brokers=_ids(a, b),
+                                          detail=f"{self._node(a)} x {self._node(b)}"))
         return self.bus.drain()
 
-    def heal_network(self, a: int, b: int) -> list[ev.Event]:
-        self.network.heal(self._broker(a).node, self._broker(b).node)
-        self.bus.publish(ev.FaultInjected(fault="heal_network", brokers=[a, b]))
-        for broker_id in (a, b):
-            broker = self.brokers[broker_id]
-            if broker.alive:
+    def heal_network(self, a: int | str, b: int | str) -> list[ev.Event]:
+        self.network.heal(self._node(a), self._node(b))
+        self.bus.publish(ev.FaultInjected(fault="heal_network", brokers=_ids(a, b),
+                                          detail=f"{self._node(a)} - {self._node(b)}"))
+        for node in (a, b):
+            broker = self.brokers.get(node) if isinstance(node, int) else None
+            if broker is not None and broker.alive:
                 for fetcher in broker.fetchers.values():
                     fetcher.maybe_send()
         return self.bus.drain()
+
+    def _node(self, node: int | str) -> str:
+        if isinstance(node, str) and not node.isdigit():
+            if not self.network.has_node(node):
+                raise ClusterError(f"There is no node called {node!r}", "INVALID_REQUEST")
+            return node
+        return self._broker(int(node)).node
 
     def slow_broker(self, broker_id: int, delay_ms: int) -> list[ev.Event]:
         self.network.slow(self._broker(broker_id).node, delay_ms)
@@ -670,6 +698,10 @@ class Cluster:
         """Shut every live broker down cleanly (checkpoints written, logs flushed)."""
         for broker in self.brokers.values():
             broker.shutdown()
+
+
+def _ids(*nodes: int | str) -> list[int]:
+    return [int(n) for n in nodes if isinstance(n, int) or str(n).isdigit()]
 
 
 def _acks(acks: int | str) -> int:

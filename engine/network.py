@@ -41,6 +41,9 @@ class Network:
         self._handlers[node] = handler
         self._up[node] = True
 
+    def has_node(self, node: str) -> bool:
+        return node in self._handlers
+
     def set_up(self, node: str, up: bool) -> None:
         self._up[node] = up
 
