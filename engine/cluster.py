@@ -15,6 +15,7 @@ seed and the same commands give the same events and the same bytes on disk.
 """
 from __future__ import annotations
 
+import base64
 import os
 from dataclasses import dataclass, field, fields
 from typing import Callable
@@ -85,6 +86,7 @@ class TopicInfo:
     partitions: int
     replication_factor: int
     config: dict = field(default_factory=dict)
+    topic_id: str = ""             # Kafka's topic id: 16 random bytes, URL-safe base64 without padding
 
 
 @dataclass
@@ -129,8 +131,10 @@ def split_config(config: dict | None) -> tuple[BrokerConfig, ClusterConfig, dict
 class Cluster:
     def __init__(self, brokers: int = 3, data_dir: str = "lab-data", seed: int = 0, *,
                  config: dict | None = None, truncation: str | None = None,
-                 on_event: Callable[[ev.Event], None] | None = None) -> None:
-        """`on_event` sees every event from the start (the brokers' start-up, the first controller)."""
+                 on_event: Callable[[ev.Event], None] | None = None,
+                 restore: Callable[[Cluster], None] | None = None) -> None:
+        """`on_event` sees every event from the start (the brokers' start-up, the first controller).
+        `restore` puts back a saved cluster's metadata before its brokers start (engine.persistence)."""
         if not 1 <= brokers <= MAX_BROKERS:
             raise ClusterError(f"A lab cluster has 1 to {MAX_BROKERS} brokers, not {brokers}")
         cfg = dict(config or {})
@@ -172,6 +176,8 @@ class Cluster:
             broker = Broker(self, broker_id)
             self.brokers[broker_id] = broker
             self.network.attach(broker.node, broker.receive)
+        if restore is not None:
+            restore(self)
         for broker in self.brokers.values():
             broker.start()
         self.run_until_idle()
@@ -335,7 +341,8 @@ class Cluster:
             self.run_until_idle()
         if self.controller is None:
             raise ClusterError("There is no controller: no broker is alive", "NOT_CONTROLLER")
-        self.topics[topic] = TopicInfo(topic, len(assignment), len(assignment[0]), merged)
+        self.topics[topic] = TopicInfo(topic, len(assignment), len(assignment[0]), merged,
+                                       topic_id=_topic_id(self.random.fork(f"topic-id/{topic}")))
         self.store.create(f"/brokers/topics/{topic}", {"partitions": {str(p): r for p, r in enumerate(assignment)}})
         self.store.create(f"/config/topics/{topic}", merged)
         warning = collision_warning(topic)
@@ -698,6 +705,10 @@ class Cluster:
         """Shut every live broker down cleanly (checkpoints written, logs flushed)."""
         for broker in self.brokers.values():
             broker.shutdown()
+
+
+def _topic_id(rng) -> str:
+    return base64.urlsafe_b64encode(rng.getrandbits(128).to_bytes(16, "big")).decode().rstrip("=")
 
 
 def _ids(*nodes: int | str) -> list[int]:

@@ -139,5 +139,6 @@ class MetadataStore:
                 self._scheduler.schedule(WATCH_LATENCY_MS, lambda cb=callback, p=path: cb(p),
                                          label=f"watch {path}")
 
-    def dump(self) -> dict[str, dict]:
-        return {path: json.loads(node.data) for path, node in sorted(self._nodes.items())}
+    def dump(self, *, persistent_only: bool = False) -> dict[str, dict]:
+        return {path: json.loads(node.data) for path, node in sorted(self._nodes.items())
+                if not (persistent_only and node.ephemeral_owner is not None)}

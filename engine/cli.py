@@ -1,0 +1,321 @@
+"""The study notes' command-line tools, against a lab cluster kept in a data dir.
+
+    python -m engine.cli init --brokers 3 [--seed 7] [--truncation leader-epoch]
+    python -m engine.cli kafka-topics --create --topic t --partitions 3 --replication-factor 2
+    python -m engine.cli kafka-topics --list | --describe [--topic t] | --alter --topic t --partitions 6
+    python -m engine.cli kafka-console-producer --topic t [--property parse.key=true --property key.separator=:]
+    python -m engine.cli kafka-console-consumer --topic t --from-beginning [--group g] [--max-messages N]
+    python -m engine.cli kafka-consumer-groups --list | --describe --group g
+    python -m engine.cli GetOffsetShell --topic t --time -1|-2
+
+Each call opens the cluster from `--data-dir` (default ./lab-cluster, or $KAFKA_LAB_CLUSTER_DIR):
+its brokers start on their data dirs and recover their logs, a controller is elected; the tool
+does its work; the brokers shut down cleanly and the metadata is saved. The output is formatted
+like Kafka's own tools, so the notes' examples read the same. `--bootstrap-server`,
+`--broker-list` and `--zookeeper` are accepted and ignored: the data dir names the cluster.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from typing import TextIO
+
+from engine import persistence
+from engine.cluster import Cluster, ClusterError
+
+DEFAULT_DIR = "lab-cluster"
+INTERNAL_TOPICS = ("__consumer_offsets",)
+
+
+def _cluster_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", default=os.environ.get("KAFKA_LAB_CLUSTER_DIR", DEFAULT_DIR),
+                        help="where the lab cluster lives (default ./lab-cluster or $KAFKA_LAB_CLUSTER_DIR)")
+    for ignored in ("--bootstrap-server", "--broker-list", "--zookeeper"):
+        parser.add_argument(ignored, help=argparse.SUPPRESS)
+
+
+def _open(data_dir: str, err: TextIO) -> Cluster:
+    if not persistence.exists(data_dir):
+        print(f"(no lab cluster in {data_dir}: creating one with 3 brokers; "
+              f"`python -m engine.cli init` chooses the shape)", file=err)
+        cluster = persistence.create(data_dir, brokers=3)
+    else:
+        cluster = persistence.open_cluster(data_dir)
+    cluster.run_until_idle()
+    return cluster
+
+
+# -- init -----------------------------------------------------------------------------------
+def cmd_init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    config = dict(_parse_properties(args.config or []))
+    cluster = persistence.create(args.data_dir, brokers=args.brokers, seed=args.seed, config=config,
+                                 truncation=args.truncation)
+    print(f"Created a lab cluster of {args.brokers} brokers in {cluster.data_dir} "
+          f"(seed {args.seed}, {args.truncation} truncation).", file=out)
+    persistence.close(cluster)
+    return 0
+
+
+# -- kafka-topics ---------------------------------------------------------------------------
+def cmd_topics(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    actions = [a for a in ("create", "list", "describe", "alter") if getattr(args, a)]
+    if len(actions) != 1:
+        print("Command must include exactly one action: --list, --describe, --create or --alter", file=err)
+        return 1
+    cluster = _open(args.data_dir, err)
+    try:
+        if args.create:
+            if not args.topic:
+                print("Missing required argument \"[topic]\"", file=err)
+                return 1
+            config = dict(_parse_properties(args.config or []))
+            assignment = _parse_assignment(args.replica_assignment) if args.replica_assignment else None
+            info = cluster.create_topic(args.topic, args.partitions or 1, args.replication_factor or 1,
+                                        config=config, replica_assignment=assignment)
+            if "." in args.topic or "_" in args.topic:
+                print("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore "
+                      "('_') could collide. To avoid issues it is best to use either, but not both.", file=out)
+            print(f"Created topic {info['topic']}.", file=out)
+        elif args.list:
+            for topic in cluster.list_topics():
+                if not (args.exclude_internal and topic in INTERNAL_TOPICS):
+                    print(topic, file=out)
+        elif args.describe:
+            topics = [args.topic] if args.topic else [t for t in cluster.list_topics()
+                                                      if not (args.exclude_internal and t in INTERNAL_TOPICS)]
+            for topic in topics:
+                _describe_topic(cluster, topic, out)
+        elif args.alter:
+            if not args.topic or not args.partitions:
+                print("--alter needs --topic and --partitions", file=err)
+                return 1
+            cluster.add_partitions(args.topic, args.partitions)
+        cluster.run_until_idle()
+        return 0
+    except ClusterError as error:
+        print(f"Error while executing topic command : {error}", file=err)
+        return 1
+    finally:
+        persistence.close(cluster)
+
+
+def _describe_topic(cluster: Cluster, topic: str, out: TextIO) -> None:
+    info = cluster.topics[topic]
+    described = cluster.describe_topic(topic)
+    configs = ",".join(f"{k}={v}" for k, v in sorted(described["config"].items()))
+    print(f"Topic: {topic}\tTopicId: {info.topic_id}\tPartitionCount: {info.partitions}\t"
+          f"ReplicationFactor: {info.replication_factor}\tConfigs: {configs}", file=out)
+    for p in described["partitions"]:
+        leader = p["leader"] if p["leader"] >= 0 else "none"
+        print(f"\tTopic: {topic}\tPartition: {p['partition']}\tLeader: {leader}\t"
+              f"Replicas: {','.join(map(str, p['replicas']))}\tIsr: {','.join(map(str, p['isr']))}", file=out)
+
+
+# -- kafka-console-producer -----------------------------------------------------------------
+def cmd_console_producer(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -> int:
+    properties = dict(_parse_properties(args.property or []))
+    parse_key = properties.get("parse.key", "false").lower() == "true"
+    separator = properties.get("key.separator", "\t")
+    cluster = _open(args.data_dir, err)
+    try:
+        if args.topic not in cluster.topics:
+            print(f"ERROR: topic {args.topic} does not exist (the lab does not auto-create topics)", file=err)
+            return 1
+        sent = []
+        for line in inp.read().splitlines():
+            key, value = (line.split(separator, 1) if parse_key and separator in line else (None, line))
+            sent.append(cluster.produce(args.topic, key, value, acks=args.request_required_acks))
+            cluster.run_for(0)
+        cluster.run_until_idle()
+        failed = [r for r in sent if not r.acked]
+        for record in failed:
+            print(f"ERROR when sending message to topic {args.topic} with key: {record.key!r}, value: "
+                  f"{record.value!r}: {record.error}", file=err)
+        return 1 if failed else 0
+    finally:
+        persistence.close(cluster)
+
+
+# -- kafka-console-consumer (without a group: reads committed records from the leaders) ---------
+def cmd_console_consumer(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    properties = dict(_parse_properties(args.property or []))
+    print_key = properties.get("print.key", "false").lower() == "true"
+    separator = properties.get("key.separator", "\t")
+    cluster = _open(args.data_dir, err)
+    try:
+        if args.group:
+            from engine.cli_groups import consume_with_group
+            records = consume_with_group(cluster, args)
+        else:
+            records = _consume_without_group(cluster, args)
+        for record in records[:args.max_messages] if args.max_messages else records:
+            value = "null" if record.value is None else record.value.decode("utf-8", "replace")
+            if print_key:
+                key = "null" if record.key is None else record.key.decode("utf-8", "replace")
+                print(f"{key}{separator}{value}", file=out)
+            else:
+                print(value, file=out)
+        shown = min(len(records), args.max_messages) if args.max_messages else len(records)
+        print(f"Processed a total of {shown} messages", file=err)
+        return 0
+    except ClusterError as error:
+        print(f"ERROR: {error}", file=err)
+        return 1
+    finally:
+        persistence.close(cluster)
+
+
+def _consume_without_group(cluster: Cluster, args: argparse.Namespace) -> list:
+    info = cluster.topics.get(args.topic)
+    if info is None:
+        raise ClusterError(f"Topic {args.topic} does not exist", "UNKNOWN_TOPIC_OR_PARTITION")
+    partitions = [args.partition] if args.partition is not None else range(info.partitions)
+    records = []
+    for p in partitions:
+        leader = cluster.brokers[cluster.leader_of(args.topic, p)].partitions[(args.topic, p)]
+        if args.offset is not None and args.partition is not None:
+            start = leader.log.log_start_offset if args.offset == "earliest" else \
+                leader.high_watermark if args.offset == "latest" else int(args.offset)
+        else:
+            start = leader.log.log_start_offset if args.from_beginning else leader.high_watermark
+        records += [(r.timestamp, p, r) for r in cluster.read(args.topic, p, start, max_records=10**9)]
+    # One consumer over several partitions sees them interleaved; order within a partition holds.
+    return [r for _, _, r in sorted(records, key=lambda t: (t[0], t[1], t[2].offset))]
+
+
+# -- GetOffsetShell -------------------------------------------------------------------------
+def cmd_get_offsets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    cluster = _open(args.data_dir, err)
+    try:
+        topics = [args.topic] if args.topic else cluster.list_topics()
+        for topic in topics:
+            if topic not in cluster.topics:
+                print(f"Error: topic {topic} does not exist", file=err)
+                return 1
+            for p in range(cluster.topics[topic].partitions):
+                leader_id = cluster.leader_of(topic, p)
+                if leader_id < 0:
+                    continue  # Kafka's tool skips partitions without a leader
+                part = cluster.brokers[leader_id].partitions[(topic, p)]
+                print(f"{topic}:{p}:{_offset_for_time(part, args.time)}", file=out)
+        return 0
+    finally:
+        persistence.close(cluster)
+
+
+def _offset_for_time(partition, time_arg: str) -> int:
+    """-1/latest: the HW (read_uncommitted); -2/earliest: the log start; else a timestamp."""
+    if time_arg in ("-1", "latest"):
+        return partition.high_watermark
+    if time_arg in ("-2", "earliest"):
+        return partition.log.log_start_offset
+    found = partition.log.offset_for_timestamp(int(time_arg))
+    return -1 if found is None or found >= partition.high_watermark else found
+
+
+# -- helpers --------------------------------------------------------------------------------
+def _parse_properties(items: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for item in items:
+        if "=" not in item:
+            raise SystemExit(f"Invalid property {item!r}: expected key=value")
+        key, value = item.split("=", 1)
+        out.append((key.strip(), value.strip()))
+    return out
+
+
+def _parse_assignment(text: str) -> list[list[int]]:
+    """kafka-topics' --replica-assignment: "1:2,2:3,3:1" — partitions by comma, replicas by colon."""
+    if not re.fullmatch(r"\d+(:\d+)*(,\d+(:\d+)*)*", text):
+        raise ClusterError(f"Invalid --replica-assignment {text!r} (expected e.g. 1:2,2:3)",
+                           "INVALID_REPLICA_ASSIGNMENT")
+    return [[int(b) for b in part.split(":")] for part in text.split(",")]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m engine.cli", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="tool", required=True)
+
+    init = sub.add_parser("init", help="create a lab cluster in the data dir")
+    _cluster_args(init)
+    init.add_argument("--brokers", type=int, default=3)
+    init.add_argument("--seed", type=int, default=0)
+    init.add_argument("--truncation", default="leader-epoch", choices=["leader-epoch", "high-watermark"])
+    init.add_argument("--config", action="append", help="cluster config key=value (repeatable)")
+
+    topics = sub.add_parser("kafka-topics", aliases=["kafka-topics.sh"], help="create, list, describe topics")
+    _cluster_args(topics)
+    for flag in ("--create", "--list", "--describe", "--alter", "--exclude-internal"):
+        topics.add_argument(flag, action="store_true")
+    topics.add_argument("--topic")
+    topics.add_argument("--partitions", type=int)
+    topics.add_argument("--replication-factor", type=int)
+    topics.add_argument("--replica-assignment")
+    topics.add_argument("--config", action="append", help="topic config key=value (repeatable)")
+
+    producer = sub.add_parser("kafka-console-producer", aliases=["kafka-console-producer.sh"],
+                              help="send stdin lines as records")
+    _cluster_args(producer)
+    producer.add_argument("--topic", required=True)
+    producer.add_argument("--property", action="append")
+    producer.add_argument("--request-required-acks", default="-1")
+
+    consumer = sub.add_parser("kafka-console-consumer", aliases=["kafka-console-consumer.sh"],
+                              help="print a topic's committed records")
+    _cluster_args(consumer)
+    consumer.add_argument("--topic", required=True)
+    consumer.add_argument("--from-beginning", action="store_true")
+    consumer.add_argument("--group")
+    consumer.add_argument("--partition", type=int)
+    consumer.add_argument("--offset")
+    consumer.add_argument("--max-messages", type=int)
+    consumer.add_argument("--property", action="append")
+    consumer.add_argument("--timeout-ms", type=int, default=10000)
+
+    groups = sub.add_parser("kafka-consumer-groups", aliases=["kafka-consumer-groups.sh"],
+                            help="list and describe consumer groups")
+    _cluster_args(groups)
+    groups.add_argument("--list", action="store_true")
+    groups.add_argument("--describe", action="store_true")
+    groups.add_argument("--group")
+
+    offsets = sub.add_parser("GetOffsetShell", aliases=["kafka-get-offsets", "kafka-get-offsets.sh",
+                                                         "kafka.tools.GetOffsetShell"],
+                             help="a partition's earliest/latest offsets")
+    _cluster_args(offsets)
+    offsets.add_argument("--topic")
+    offsets.add_argument("-topic", dest="topic", help=argparse.SUPPRESS)  # the notes spell it with one dash
+    offsets.add_argument("--time", default="-1")
+    return parser
+
+
+def main(argv: list[str] | None = None, *, inp: TextIO | None = None, out: TextIO | None = None,
+         err: TextIO | None = None) -> int:
+    inp, out, err = inp or sys.stdin, out or sys.stdout, err or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["kafka-run-class"], ["kafka-run-class.sh"]) and len(argv) > 1:
+        argv = argv[1:]  # the notes' `kafka-run-class.sh kafka.tools.GetOffsetShell …`
+    args = build_parser().parse_args(argv)
+    tool = args.tool.removesuffix(".sh")
+    try:
+        if tool == "init":
+            return cmd_init(args, out, err)
+        if tool == "kafka-topics":
+            return cmd_topics(args, out, err)
+        if tool == "kafka-console-producer":
+            return cmd_console_producer(args, inp, out, err)
+        if tool == "kafka-console-consumer":
+            return cmd_console_consumer(args, out, err)
+        if tool == "kafka-consumer-groups":
+            from engine.cli_groups import cmd_consumer_groups
+            return cmd_consumer_groups(args, out, err)
+        return cmd_get_offsets(args, out, err)
+    except ClusterError as error:
+        print(f"Error: {error}", file=err)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
