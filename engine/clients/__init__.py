@@ -1,4 +1,6 @@
-"""Client-side algorithms of the Java producer, as pure functions: key hashing and partitioning.
+"""Client-side code: what Kafka's Java clients compute and send.
 
-Nothing here does I/O or reads a clock; randomness comes in as an injected `random.Random`.
+hashing.py and partitioner.py are pure (no I/O, no clock; randomness comes in as an injected
+`random.Random`) and reproduce the Java producer bit for bit: murmur2 key hashing, the sticky and
+round-robin null-key partitioners, and Java's String.hashCode / HashMap order.
 """

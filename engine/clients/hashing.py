@@ -7,9 +7,10 @@ masked with `_UINT32_MASK` and the result is read back as a signed int32 by `to_
     to_positive(n)           Kafka's Utils.toPositive: n & 0x7fffffff (NOT abs)
     java_abs(n)              Kafka's Utils.abs: like Math.abs, but Integer.MIN_VALUE maps to 0
     java_string_hashcode(s)  java.lang.String.hashCode: h = 31*h + c over UTF-16 code units
+    java_string_sort_key(s)  a sort key ordering strings like String.compareTo
 
-It also models the iteration order of `java.util.HashMap`/`HashSet`, because some of Kafka's
-assignors break ties by whatever order a HashMap yields:
+It also models the iteration order of `java.util.HashMap`/`HashSet` (`java_hashmap_order`,
+`JavaHashSetOrder`), because Kafka's sticky assignors break ties by whatever order one yields:
 
     bucket index   = spread(hashCode) & (capacity - 1),  spread(h) = h ^ (h >>> 16)
     capacity       = 16, doubled whenever size would exceed 0.75 * capacity (it never shrinks)
@@ -161,12 +162,14 @@ class JavaHashSetOrder(Generic[K]):
         return len(self._inserted_at)
 
     def in_java_order(self) -> list[K]:
+        """The elements in the order Java's iterator yields them."""
         capacity = java_hashmap_capacity(self._max_size)
-        return sorted(self._inserted_at, key=lambda key: (java_hashmap_bucket(self._hash_code(key), capacity),
-                                                          self._inserted_at[key]))
+        return sorted(self._inserted_at, key=lambda key: self._java_position(key, capacity))
 
     def first(self) -> K:
         """What `iterator().next()` returns in Java. Raises ValueError when empty."""
         capacity = java_hashmap_capacity(self._max_size)
-        return min(self._inserted_at, key=lambda key: (java_hashmap_bucket(self._hash_code(key), capacity),
-                                                       self._inserted_at[key]))
+        return min(self._inserted_at, key=lambda key: self._java_position(key, capacity))
+
+    def _java_position(self, key: K, capacity: int) -> tuple[int, int]:
+        return java_hashmap_bucket(self._hash_code(key), capacity), self._inserted_at[key]

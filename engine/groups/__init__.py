@@ -1,4 +1,5 @@
-"""Consumer groups: where a group's coordinator lives and how its members split partitions.
+"""Consumer groups: where a group's coordinator lives, how the group runs, how members split partitions.
 
-Pure functions and classes only; the group coordinator's state machine lives elsewhere.
+coordinator_partition.py and the assignors/ package are pure functions and classes that match the
+Java client bit for bit.
 """

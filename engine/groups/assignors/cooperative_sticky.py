@@ -5,7 +5,9 @@ partition may not be handed to its new owner while the old owner still has it. K
 the sticky target assignment and then removes from it every partition that is "transferring
 ownership" (adjustAssignment): assigned to one member while another member still owns it.
 The old owner sees the partition missing from its assignment, revokes it and rejoins at once;
-in that second rebalance nobody owns it any more, so the new owner gets it.
+in that second rebalance nobody owns it any more, so it is handed out without delay. It usually
+goes to the member it was withheld for, but not always: the second rebalance deals free
+partitions afresh (Kafka's own code behaves the same way).
 
 Which partitions are transferring:
 - constrained path (all members subscribe to the same topics): those the sticky algorithm took

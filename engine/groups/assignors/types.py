@@ -62,7 +62,8 @@ class PartitionAssignor:
       member subscribed to that topic (cooperative-sticky may hold back partitions that must
       first be revoked).
     - Pure and deterministic: the same input gives the same output; arguments are not mutated.
-    - Raises ValueError for input no Kafka client could send (negative partition counts).
+    - Raises ValueError for input no Kafka client could send (negative partition counts), and
+      RuntimeError where Kafka's own assignor throws IllegalStateException.
     """
 
     name: str = ""
