@@ -68,6 +68,12 @@ class BrokerConfig:
     unclean_leader_election_enable: bool = False
     request_timeout_ms: int = 30000
     zookeeper_session_timeout_ms: int = 18000
+    offsets_topic_num_partitions: int = 50
+    offsets_topic_replication_factor: int = 3
+    offsets_commit_timeout_ms: int = 5000
+    group_initial_rebalance_delay_ms: int = 3000
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1800000
 
 
 @dataclass(frozen=True)
@@ -431,6 +437,24 @@ class Cluster:
         while not ready() and (self.scheduler.next_time() or end + 1) <= end:
             self.scheduler.step()
 
+    def ensure_offsets_topic(self) -> bool:
+        """Create `__consumer_offsets` if it does not exist yet, as a broker does on the first
+        FindCoordinator: `offsets.topic.num.partitions` partitions, replication factor
+        min(`offsets.topic.replication.factor`, live brokers), compacted, 100 MiB segments.
+        Returns True when the topic already existed (False: just created, or no controller yet).
+        Safe to call from inside a request handler: it never runs the scheduler."""
+        from engine.groups.offsets_topic import OFFSETS_TOPIC
+        if OFFSETS_TOPIC in self.topics:
+            return True
+        live = len(self.registrations())
+        if self.controller is None or live == 0:
+            return False
+        import engine.groups.coordinator  # noqa: F401  (registers the group requests' handlers)
+        replication_factor = min(self.broker_config.offsets_topic_replication_factor, live)
+        self.create_topic(OFFSETS_TOPIC, self.broker_config.offsets_topic_num_partitions, replication_factor,
+                          config={"cleanup.policy": "compact", "segment.bytes": 104857600}, wait=False)
+        return False
+
     def describe_topic(self, topic: str) -> dict:
         info = self._topic(topic)
         parts = []
@@ -695,7 +719,8 @@ class Cluster:
             "partitions": partitions,
             "produced": [{"step": r.tag, "request_id": r.request_id, "topic": r.topic, "partition": r.partition,
                           "key": ev.text(r.key), "value": ev.text(r.value), "acks": r.acks, "acked": r.acked,
-                          "offset": r.offset, "error": r.error} for r in self.produced],
+                          "offset": r.offset, "error": r.error} for r in self.produced]
+                        + [record for producer in self.producers.values() for record in producer.records()],
             "brokers": [{"id": b.id, "alive": b.alive, "controller": b.id == controller}
                         for b in self.brokers.values()],
             "events": self.bus.count,

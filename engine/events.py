@@ -264,6 +264,116 @@ class FaultInjected(Event):
     detail: str = ""
 
 
+# -- the producer client and idempotence ----------------------------------------------------
+@dataclass(kw_only=True)
+class ProducerCreated(Event):
+    kind: ClassVar[str] = "producer_created"
+    producer: str        # the client node, "producer-<name>"
+    config: dict         # the resolved settings, under Kafka's names
+    warnings: list[str] = field(default_factory=list)  # e.g. idempotence silently turned off
+
+
+@dataclass(kw_only=True)
+class ProducerBatchSent(Event):
+    """A batch leaves the producer's accumulator in a Produce request (again, for a retry)."""
+    kind: ClassVar[str] = "producer_batch_sent"
+    producer: str
+    broker: int
+    topic: str
+    partition: int
+    records_count: int
+    size_in_bytes: int
+    attempt: int         # 1 for the first send
+    producer_id: int     # -1, -1, -1 without idempotence
+    producer_epoch: int
+    base_sequence: int
+    records: list[dict]  # {"key", "value"}; empty for batches of more than 20 records
+
+
+@dataclass(kw_only=True)
+class ProducerBatchRetried(Event):
+    kind: ClassVar[str] = "producer_batch_retried"
+    producer: str
+    topic: str
+    partition: int
+    error: str           # why the attempt failed: NOT_LEADER_OR_FOLLOWER, NETWORK_EXCEPTION, ...
+    attempt: int         # the attempt that failed
+    backoff_ms: int
+    base_sequence: int
+    records_count: int
+
+
+@dataclass(kw_only=True)
+class ProducerBatchAcknowledged(Event):
+    kind: ClassVar[str] = "producer_batch_acknowledged"
+    producer: str
+    topic: str
+    partition: int
+    base_offset: int     # -1 for acks=0
+    records_count: int
+    attempts: int
+    base_sequence: int
+
+
+@dataclass(kw_only=True)
+class ProducerBatchFailed(Event):
+    kind: ClassVar[str] = "producer_batch_failed"
+    producer: str
+    topic: str
+    partition: int
+    error: str
+    message: str
+    records_count: int
+    attempts: int
+
+
+@dataclass(kw_only=True)
+class ProducerEpochBumped(Event):
+    """An idempotent producer gave up on a sequence it cannot resolve and restarts at 0."""
+    kind: ClassVar[str] = "producer_epoch_bumped"
+    producer: str
+    producer_id: int
+    producer_epoch: int  # the new epoch
+    reason: str
+
+
+@dataclass(kw_only=True)
+class ProducerIdAllocated(Event):
+    kind: ClassVar[str] = "producer_id_allocated"
+    broker: int
+    client: str
+    producer_id: int
+    producer_epoch: int
+
+
+@dataclass(kw_only=True)
+class DuplicateBatchIgnored(Event):
+    """The leader recognised a retried batch it already wrote: nothing appended, old offsets returned."""
+    kind: ClassVar[str] = "duplicate_batch_ignored"
+    broker: int
+    topic: str
+    partition: int
+    producer_id: int
+    producer_epoch: int
+    first_sequence: int
+    last_sequence: int
+    base_offset: int
+    last_offset: int
+
+
+@dataclass(kw_only=True)
+class ProduceSequenceRejected(Event):
+    kind: ClassVar[str] = "produce_sequence_rejected"
+    broker: int
+    topic: str
+    partition: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    expected_sequence: int  # -1 when not one number (an old epoch)
+    error: str              # OUT_OF_ORDER_SEQUENCE_NUMBER or INVALID_PRODUCER_EPOCH
+
+
 class EventBus:
     """Numbers events in order and hands them to subscribers; keeps them for `step()`."""
 
@@ -297,9 +407,187 @@ EVENT_TYPES: dict[str, type[Event]] = {
         LeaderElected, PartitionOffline, LeaderAndIsrApplied, RecordsAppended, HighWatermarkAdvanced,
         LogTruncated, SegmentRolled, SegmentDeleted, LogStartOffsetMoved, CheckpointWritten,
         IsrShrunk, IsrExpanded, MessageSent, MessageDropped, ProduceAcknowledged, ProduceFailed,
-        FaultInjected]
+        FaultInjected, ProducerCreated, ProducerBatchSent, ProducerBatchRetried, ProducerBatchAcknowledged,
+        ProducerBatchFailed, ProducerEpochBumped, ProducerIdAllocated, DuplicateBatchIgnored,
+        ProduceSequenceRejected]
 }
 
 
 def event_fields(kind: str) -> list[str]:
     return [f.name for f in fields(EVENT_TYPES[kind])]
+
+
+# -- consumer groups: the coordinator's side -----------------------------------------------------
+# Partitions are written "topic-partition" ("t-0"), as kafka-consumer-groups prints them.
+@dataclass(kw_only=True)
+class GroupStateChanged(Event):
+    kind: ClassVar[str] = "group_state_changed"
+    group: str
+    coordinator: int     # the broker whose coordinator holds the group
+    state: str           # Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
+    previous_state: str
+    generation: int
+    protocol: str | None
+    leader: str | None   # the leader's member id
+    members: list[str]   # member ids
+    reason: str = ""
+
+
+@dataclass(kw_only=True)
+class MemberJoined(Event):
+    kind: ClassVar[str] = "member_joined"
+    group: str
+    coordinator: int
+    member_id: str
+    client_id: str
+    protocols: list[str]  # the assignors it supports, in its order of preference
+
+
+@dataclass(kw_only=True)
+class MemberRemoved(Event):
+    kind: ClassVar[str] = "member_removed"
+    group: str
+    coordinator: int
+    member_id: str
+    client_id: str
+    reason: str          # "left the group: ...", "session timeout (45000 ms) expired", ...
+
+
+@dataclass(kw_only=True)
+class RebalanceStarted(Event):
+    kind: ClassVar[str] = "rebalance_started"
+    group: str
+    coordinator: int
+    generation: int      # the generation being replaced
+    reason: str
+
+
+@dataclass(kw_only=True)
+class RebalanceCompleted(Event):
+    kind: ClassVar[str] = "rebalance_completed"
+    group: str
+    coordinator: int
+    generation: int
+    leader: str
+    protocol: str
+    assignment: dict     # member id -> ["t-0", ...] (an empty list: that member got nothing)
+
+
+@dataclass(kw_only=True)
+class OffsetsCommitted(Event):
+    kind: ClassVar[str] = "offsets_committed"
+    group: str
+    coordinator: int
+    member_id: str
+    generation: int
+    offsets: dict        # "t-0" -> the committed offset (the next one to read)
+
+
+@dataclass(kw_only=True)
+class CoordinatorLoaded(Event):
+    kind: ClassVar[str] = "coordinator_loaded"
+    broker: int
+    partition: int       # the __consumer_offsets partition it now leads
+    groups: list[str]
+    offsets: int         # committed offsets read back from the log
+    records: int         # records replayed
+
+
+@dataclass(kw_only=True)
+class CoordinatorUnloaded(Event):
+    kind: ClassVar[str] = "coordinator_unloaded"
+    broker: int
+    partition: int
+    groups: list[str]
+
+
+# -- consumer groups: the consumer's side ------------------------------------------------------
+@dataclass(kw_only=True)
+class CoordinatorDiscovered(Event):
+    kind: ClassVar[str] = "coordinator_discovered"
+    consumer: str
+    group: str
+    coordinator: int
+    previous: int = -1
+
+
+@dataclass(kw_only=True)
+class AssignmentReceived(Event):
+    kind: ClassVar[str] = "assignment_received"
+    consumer: str
+    group: str
+    member_id: str
+    generation: int
+    protocol: str
+    assignment: list[str]  # everything it owns now
+    added: list[str]
+    revoked: list[str]     # cooperative protocols revoke here, then rejoin
+    idle: bool = False     # nothing assigned (more consumers than partitions)
+
+
+@dataclass(kw_only=True)
+class PartitionsRevoked(Event):
+    kind: ClassVar[str] = "partitions_revoked"
+    consumer: str
+    group: str
+    partitions: list[str]
+    lost: bool = False     # lost (kicked out of the group) rather than revoked in a rebalance
+    reason: str = ""
+
+
+@dataclass(kw_only=True)
+class RecordsConsumed(Event):
+    kind: ClassVar[str] = "records_consumed"
+    consumer: str
+    group: str | None
+    records: list[dict]    # {"topic", "partition", "offset", "key", "value"} as poll() returned them
+
+
+@dataclass(kw_only=True)
+class RecordsProcessed(Event):
+    kind: ClassVar[str] = "records_processed"
+    consumer: str
+    group: str | None
+    records: list[dict]
+    duplicates: list[dict] = field(default_factory=list)   # already processed before (by anyone)
+
+
+@dataclass(kw_only=True)
+class OffsetCommitFailed(Event):
+    kind: ClassVar[str] = "offset_commit_failed"
+    consumer: str
+    group: str
+    error: str
+    offsets: dict
+
+
+@dataclass(kw_only=True)
+class OffsetsReset(Event):
+    kind: ClassVar[str] = "offsets_reset"
+    consumer: str
+    topic: str
+    partition: int
+    strategy: str          # earliest, latest, or "seek"
+    offset: int
+
+
+@dataclass(kw_only=True)
+class ConsumerLeftGroup(Event):
+    kind: ClassVar[str] = "consumer_left_group"
+    consumer: str
+    group: str
+    member_id: str
+    reason: str            # "the consumer is being closed", "consumer poll timeout has expired."
+
+
+@dataclass(kw_only=True)
+class ConsumerCrashed(Event):
+    kind: ClassVar[str] = "consumer_crashed"
+    consumer: str
+    group: str | None
+
+
+EVENT_TYPES.update({cls.kind: cls for cls in [
+    GroupStateChanged, MemberJoined, MemberRemoved, RebalanceStarted, RebalanceCompleted, OffsetsCommitted,
+    CoordinatorLoaded, CoordinatorUnloaded, CoordinatorDiscovered, AssignmentReceived, PartitionsRevoked,
+    RecordsConsumed, RecordsProcessed, OffsetCommitFailed, OffsetsReset, ConsumerLeftGroup, ConsumerCrashed]})

@@ -48,23 +48,64 @@ class FetchResponse:
 
 
 @dataclass(slots=True)
-class ProduceRequest:
-    request_id: int
-    acks: int                          # 0, 1 or -1 (all)
-    timeout_ms: int
+class ProducePartitionData:
+    """One partition's records in a ProduceRequest (Kafka's topic_data[].partition_data[])."""
     topic: str
     partition: int
     records: bytes
 
 
 @dataclass(slots=True)
+class ProduceRequest:
+    """One partition (topic, partition, records), or, as Kafka's producer sends them, several:
+    then `partitions` lists them all and topic/partition/records are unused ("", -1, b"")."""
+    request_id: int
+    acks: int                          # 0, 1 or -1 (all)
+    timeout_ms: int
+    topic: str
+    partition: int
+    records: bytes
+    partitions: list[ProducePartitionData] | None = None
+
+    @classmethod
+    def for_partitions(cls, request_id: int, acks: int, timeout_ms: int,
+                       data: list[ProducePartitionData]) -> ProduceRequest:
+        if len(data) == 1:
+            return cls(request_id, acks, timeout_ms, data[0].topic, data[0].partition, data[0].records)
+        return cls(request_id, acks, timeout_ms, "", -1, b"", list(data))
+
+    def partition_data(self) -> list[ProducePartitionData]:
+        if self.partitions is None:
+            return [ProducePartitionData(self.topic, self.partition, self.records)]
+        return list(self.partitions)
+
+
+@dataclass(slots=True)
+class ProducePartitionResponse:
+    topic: str
+    partition: int
+    error: str
+    base_offset: int = -1
+    log_start_offset: int = -1
+
+
+@dataclass(slots=True)
 class ProduceResponse:
+    """The answer to a ProduceRequest: the same shape as the request (one partition in the
+    top-level fields, or all of them in `partitions`)."""
     request_id: int
     topic: str
     partition: int
     error: str
     base_offset: int = -1
     log_start_offset: int = -1
+    partitions: list[ProducePartitionResponse] | None = None
+
+    def partition_responses(self) -> list[ProducePartitionResponse]:
+        if self.partitions is None:
+            return [ProducePartitionResponse(self.topic, self.partition, self.error, self.base_offset,
+                                             self.log_start_offset)]
+        return list(self.partitions)
 
 
 @dataclass(slots=True)
@@ -168,3 +209,19 @@ class MetadataResponse:
     brokers: list[int]
     controller_id: int
     topics: list[TopicMetadata]
+
+
+@dataclass(slots=True)
+class InitProducerIdRequest:
+    """A producer asks for its id and epoch (idempotence); -1/-1 means "a new producer"."""
+    transactional_id: str | None = None
+    transaction_timeout_ms: int = 60000
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@dataclass(slots=True)
+class InitProducerIdResponse:
+    error: str
+    producer_id: int = -1
+    producer_epoch: int = -1

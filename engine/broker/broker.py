@@ -27,7 +27,8 @@ from engine.broker.log_config import LogConfig
 from engine.protocol import (EpochEndOffset, FetchPartitionData, FetchRequest, FetchResponse,
                              LeaderAndIsrRequest, LeaderAndIsrResponse, MetadataRequest, MetadataResponse,
                              OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse, PartitionMetadata,
-                             PartitionState, ProduceRequest, ProduceResponse, RequestEnvelope,
+                             PartitionState, ProducePartitionResponse, ProduceRequest, ProduceResponse,
+                             RequestEnvelope,
                              ResponseEnvelope, TopicMetadata)
 from engine.replication import checkpoints
 from engine.replication.fetcher import ReplicaFetcher
@@ -331,24 +332,43 @@ class Broker:
 
     # -- Produce ----------------------------------------------------------------------------
     def _handle_produce(self, src: str, request: ProduceRequest, respond) -> None:
-        partition = self.partitions.get((request.topic, request.partition))
+        """Append each partition's records as its leader; answer once every partition has its
+        answer (acks=all: once the HW passed its records), in the request's own shape. A retried
+        batch an idempotent producer already wrote is answered with its original offsets."""
+        data = request.partition_data()
+        answers: list[ProducePartitionResponse | None] = [None] * len(data)
 
-        def answer(error: str, base_offset: int) -> None:
-            if request.acks == 0:
+        def respond_when_complete() -> None:
+            if request.acks == 0 or any(a is None for a in answers):
                 return  # acks=0: the producer does not wait, the broker never answers
-            respond(ProduceResponse(request.request_id, request.topic, request.partition, error, base_offset,
-                                    partition.log.log_start_offset if partition else -1),
-                    {"request_id": request.request_id, "error": error, "base_offset": base_offset})
-        if partition is None:
-            answer(NOT_LEADER, -1)
-            return
-        result = partition.append_as_leader(request.records, request.acks)
-        if result.error == "NONE":
-            self._complete_delayed_fetches(request.topic, request.partition)
-        if result.error != "NONE" or request.acks != -1:
-            answer(result.error, result.base_offset)
-        else:
-            partition.wait_for_acks(result, answer, request.timeout_ms)
+            if request.partitions is None:
+                one = answers[0]
+                respond(ProduceResponse(request.request_id, one.topic, one.partition, one.error, one.base_offset,
+                                        one.log_start_offset),
+                        {"request_id": request.request_id, "error": one.error, "base_offset": one.base_offset})
+            else:
+                respond(ProduceResponse(request.request_id, "", -1, "NONE", partitions=list(answers)),
+                        {"request_id": request.request_id,
+                         "partitions": [{"topic": a.topic, "partition": a.partition, "error": a.error,
+                                         "base_offset": a.base_offset} for a in answers]})
+
+        for index, item in enumerate(data):
+            partition = self.partitions.get((item.topic, item.partition))
+
+            def answer(error: str, base_offset: int, index=index, item=item, partition=partition) -> None:
+                answers[index] = ProducePartitionResponse(item.topic, item.partition, error, base_offset,
+                                                          partition.log.log_start_offset if partition else -1)
+                respond_when_complete()
+            if partition is None:
+                answer(NOT_LEADER, -1)
+                continue
+            result = partition.append_as_leader(item.records, request.acks)
+            if result.error == "NONE":
+                self._complete_delayed_fetches(item.topic, item.partition)
+            if result.error != "NONE" or request.acks != -1:
+                answer(result.error, result.base_offset)
+            else:
+                partition.wait_for_acks(result, answer, request.timeout_ms)
 
     # -- Fetch (leader side) ----------------------------------------------------------------
     def _handle_fetch(self, src: str, request: FetchRequest, respond) -> None:

@@ -22,6 +22,7 @@ from engine import events as ev
 from engine.broker import record_batch as rb
 from engine.broker.errors import KafkaStorageError
 from engine.broker.log import Log
+from engine.broker.producer_state import ProducerStateError, ProducerStateManager, batch_headers, has_producer_id
 from engine.protocol import PartitionState
 from engine.replication.leader_epoch_cache import LeaderEpochCache
 from engine.replication.metadata_store import BadVersionError, NoNodeError
@@ -73,6 +74,7 @@ class Partition:
         self.replicas: list[int] = []
         self.followers: dict[int, FollowerState] = {}
         self.pending: list[PendingProduce] = []
+        self._producer_state: ProducerStateManager | None = None   # read from the log on first use
 
     @property
     def name(self) -> str:
@@ -85,6 +87,14 @@ class Partition:
     @property
     def log_end_offset(self) -> int:
         return self.log.log_end_offset
+
+    @property
+    def producer_state(self) -> ProducerStateManager:
+        """Idempotent producers' state, rebuilt from the log's batch headers when first needed
+        (after the log was opened or truncated)."""
+        if self._producer_state is None:
+            self._producer_state = ProducerStateManager.from_log(self.log)
+        return self._producer_state
 
     # -- role changes -----------------------------------------------------------------------
     def become_leader(self, state: PartitionState) -> None:
@@ -123,12 +133,43 @@ class Partition:
         if acks == -1 and len(self.isr) < self.min_insync_replicas:
             return AppendResult("NOT_ENOUGH_REPLICAS")  # refused before anything is written
         try:
+            headers = batch_headers(records)
+        except rb.CorruptRecordError:
+            headers = []  # the log's validation refuses these bytes below, with CORRUPT_MESSAGE
+        idempotent = any(has_producer_id(h) for h in headers)
+        if idempotent:
+            refused = self._check_producer_state(headers)
+            if refused is not None:
+                return refused
+        try:
             info = self.log.append_batches(records, leader_epoch=self.leader_epoch)
         except KafkaStorageError as error:
             return AppendResult(error.kafka_name)
+        if idempotent:   # the state was built (before the append) by the check above
+            self.producer_state.update(headers, info.first_offset)
         self._publish_append("leader", records, info.first_offset, info.last_offset, self.leader_epoch)
         self.maybe_increment_high_watermark()
         return AppendResult("NONE", info.first_offset, info.last_offset)
+
+    def _check_producer_state(self, headers: list[rb.BatchHeader]) -> AppendResult | None:
+        """A duplicate is answered with its original offsets; a bad sequence or epoch is refused."""
+        try:
+            duplicate = self.producer_state.check_client_append(headers)
+        except ProducerStateError as error:
+            self.broker.publish(ev.ProduceSequenceRejected(
+                broker=self.broker.id, topic=self.topic, partition=self.partition, producer_id=error.producer_id,
+                producer_epoch=error.producer_epoch, base_sequence=error.base_sequence,
+                expected_sequence=error.expected_sequence, error=error.kafka_name))
+            return AppendResult(error.kafka_name)
+        if duplicate is None:
+            return None
+        first = next(h for h in headers if has_producer_id(h))
+        self.broker.publish(ev.DuplicateBatchIgnored(
+            broker=self.broker.id, topic=self.topic, partition=self.partition, producer_id=first.producer_id,
+            producer_epoch=first.producer_epoch, first_sequence=duplicate.first_sequence,
+            last_sequence=duplicate.last_sequence, base_offset=duplicate.first_offset,
+            last_offset=duplicate.last_offset))
+        return AppendResult("NONE", duplicate.first_offset, duplicate.last_offset)
 
     def wait_for_acks(self, result: AppendResult, respond: Callable[[str, int], None], timeout_ms: int) -> None:
         """acks=all: answer once HW passes the appended records, or time out."""
@@ -241,7 +282,12 @@ class Partition:
 
     # -- follower ---------------------------------------------------------------------------
     def append_as_follower(self, records: bytes) -> None:
+        headers = batch_headers(records)
+        # Build the producer state from the log before this append, if this append needs it.
+        state = self.producer_state if any(has_producer_id(h) for h in headers) else self._producer_state
         info = self.log.append_batches(records, assign_offsets=False)
+        if state is not None:
+            state.update(headers)
         position = 0
         epoch = self.epoch_cache.latest_epoch
         while position < len(records):
@@ -268,6 +314,7 @@ class Partition:
 
     def truncate_to(self, offset: int, reason: str) -> None:
         result = self.log.truncate_to(offset)
+        self._producer_state = None  # rebuilt from what is left of the log when next needed
         self.epoch_cache.truncate_from_end(self.log.log_end_offset)
         if result.records_removed or result.bytes_removed:
             self.broker.publish(ev.LogTruncated(
@@ -281,6 +328,7 @@ class Partition:
         before = self.log.log_end_offset
         removed = self.log.records_from(self.log.log_start_offset) if before > self.log.log_start_offset else []
         self.log.truncate_fully_and_start_at(offset)
+        self._producer_state = None
         self.broker.durable_offsets[(self.topic, self.partition)] = offset
         self.epoch_cache.clear()
         self.broker.publish(ev.LogTruncated(

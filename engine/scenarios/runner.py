@@ -118,9 +118,24 @@ def _create_topic(c: Cluster, a: dict, i: int) -> None:
 
 
 def _produce(c: Cluster, a: dict, i: int) -> None:
+    """Without "producer": one request per record (Cluster.produce). With "producer": the named
+    Producer (created with "config" on first use) takes the records; they wait for linger.ms
+    like Kafka's, unless "flush": true runs the cluster until every record is answered."""
     values = a["values"] if "values" in a else [a.get("value")]
+    if "producer" not in a:
+        for value in values:
+            c.produce(a["topic"], a.get("key"), value, partition=a.get("partition"), acks=a.get("acks", -1), tag=i)
+        return
+    if "acks" in a:
+        raise ValueError("with a producer, acks is a producer setting: put it in \"config\"")
+    name = str(a["producer"])
+    if "config" in a and name in c.producers and c.producers[name].given_config != dict(a["config"] or {}):
+        raise ValueError(f"producer {name!r} already exists with another config")
+    producer = c.producer(name, a.get("config"))
     for value in values:
-        c.produce(a["topic"], a.get("key"), value, partition=a.get("partition"), acks=a.get("acks", -1), tag=i)
+        producer.send(a["topic"], a.get("key"), value, partition=a.get("partition"), tag=i)
+    if a.get("flush"):
+        producer.flush()
 
 
 def _broker_arg(c: Cluster, a: dict) -> int:
@@ -167,6 +182,68 @@ def _run_until(c: Cluster, a: dict, i: int) -> None:
         unsubscribe()
 
 
+# -- consumer groups -----------------------------------------------------------------------
+def _client_step(step: Callable[[Cluster, dict, int], None]) -> Callable[[Cluster, dict, int], None]:
+    """A consumer's error (CommitFailedError, ...) fails the step like a cluster error does."""
+    def run(c: Cluster, a: dict, i: int) -> None:
+        from engine.clients.consumer_state import KafkaClientError
+        try:
+            step(c, a, i)
+        except KafkaClientError as error:
+            raise ClusterError(str(error), error.kafka_name) from error
+    return run
+
+
+def _run_while(c: Cluster, waiting: Callable[[], bool], max_ms: int) -> None:
+    end = c.now_ms + max_ms
+    while waiting():
+        nxt = c.scheduler.next_time()
+        if nxt is None or nxt > end:
+            c.scheduler.advance_to(end)
+            return
+        c.scheduler.step()
+
+
+def _consumer(c: Cluster, a: dict):
+    if a["member"] not in c.consumers:
+        raise ClusterError(f"There is no consumer {a['member']!r} (consumers: {sorted(c.consumers)})",
+                           "INVALID_REQUEST")
+    return c.consumers[a["member"]]
+
+
+def _consumer_join(c: Cluster, a: dict, i: int) -> None:
+    """Subscribe consumer `member` of `group` to `topics` (or `pattern`) and wait (up to
+    `timeout_ms`) until it is in a stable generation. With `poll_every_ms` it runs as an
+    application that polls on its own (consumer_app.PollLoop: `processing_ms` per record,
+    `commit` auto|before|after|none, into sink `sink` of kind `sink_kind`); otherwise it polls
+    only here and in consumer_poll steps, as an application blocked elsewhere would."""
+    from engine.clients.consumer_app import PollLoop
+    from engine.clients.sinks import sink_for
+    config = dict(a.get("config") or {})
+    config.setdefault("group.id", a["group"])
+    if "assignor" in a:
+        config["partition.assignment.strategy"] = a["assignor"]
+    consumer = c.consumer(a["member"], config)
+    if "pattern" in a:
+        consumer.subscribe(pattern=a["pattern"])
+    else:
+        consumer.subscribe(list(a["topics"]))
+    timeout = int(a.get("timeout_ms", 15000))
+    if "poll_every_ms" in a:
+        sink = sink_for(c, a["sink"], a.get("sink_kind", "list")) if a.get("sink") else None
+        PollLoop(consumer, poll_interval_ms=int(a["poll_every_ms"]), processing_ms=int(a.get("processing_ms", 0)),
+                 commit=a.get("commit", "auto"), sink=sink, max_records=a.get("max_records")).start()
+        _run_while(c, lambda: not consumer.is_stable(), timeout)
+        return
+    end = c.now_ms + timeout
+    while not consumer.is_stable() and c.now_ms < end:
+        consumer.poll(a.get("max_records"), timeout_ms=end - c.now_ms)
+
+
+def _consumer_poll(c: Cluster, a: dict, i: int) -> None:
+    _consumer(c, a).poll(a.get("max_records"), timeout_ms=int(a.get("timeout_ms", 1000)))
+
+
 STEPS: dict[str, Callable[[Cluster, dict, int], None]] = {
     "create_topic": _create_topic,
     "produce": _produce,
@@ -183,4 +260,10 @@ STEPS: dict[str, Callable[[Cluster, dict, int], None]] = {
     "step": _step,
     "run_until_idle": lambda c, a, i: c.run_until_idle(int(a.get("max_ms", 600_000))),
     "run_until": _run_until,
+    "consumer_join": _client_step(_consumer_join),
+    "consumer_poll": _client_step(_consumer_poll),
+    "consumer_commit": _client_step(lambda c, a, i: _consumer(c, a).commit_sync(a.get("offsets"))),
+    "consumer_crash": lambda c, a, i: _consumer(c, a).crash(),
+    "consumer_leave": _client_step(lambda c, a, i: _consumer(c, a).close()),
+    "add_partitions": lambda c, a, i: c.add_partitions(a["topic"], int(a["count"])),
 }

@@ -1,0 +1,246 @@
+"""Where a consumer reads from and what it has read: positions, Fetch and ListOffsets (Kafka's Fetcher
+and OffsetFetcher).
+
+- A newly assigned partition has no position: a group consumer asks the coordinator for the
+  committed offset (OffsetFetch); if there is none — or the consumer has no group — the
+  `auto.offset.reset` strategy applies (ListOffsets to the leader: earliest = log start offset,
+  latest = high watermark), and `none` makes poll() raise NoOffsetForPartitionError.
+- Fetches go to each partition's leader (FetchRequest with replica_id -1: only records below the
+  high watermark), one in flight per broker, with fetch.max.wait.ms / fetch.min.bytes /
+  max.partition.fetch.bytes. The broker returns whole batches, so records below the position are
+  dropped here. An answer for a partition whose position moved meanwhile (seek, rebalance) is
+  thrown away.
+- poll() hands out at most max.poll.records, from the buffered answers in arrival order; the
+  position moves past what was handed out, and only then.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engine import events as ev
+from engine.broker import record_batch as rb
+from engine.clients.consumer_state import ConsumedRecord
+from engine.groups.assignors import TopicPartition
+from engine.groups.protocol import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsPartition, ListOffsetsRequest
+from engine.protocol import CONSUMER_REPLICA_ID, FetchPartition, FetchRequest
+
+if TYPE_CHECKING:
+    from engine.clients.consumer import Consumer
+
+STALE_METADATA_ERRORS = frozenset({"NOT_LEADER_OR_FOLLOWER", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH",
+                                   "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE"})
+RESET_TIMESTAMPS = {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP}
+
+
+@dataclass
+class CompletedFetch:
+    tp: TopicPartition
+    fetch_offset: int
+    records: list[ConsumedRecord]
+
+
+class Fetcher:
+    def __init__(self, consumer: Consumer) -> None:
+        self.consumer = consumer
+        self.config = consumer.config
+        self._fetch_in_flight: set[int] = set()
+        self._completed: list[CompletedFetch] = []
+        self._offset_fetch_in_flight = False
+        self._list_offsets_in_flight: set[TopicPartition] = set()
+        self._next_reset_attempt_ms = 0
+
+    # -- positions --------------------------------------------------------------------------
+    def update_positions(self) -> None:
+        subscriptions = self.consumer.subscriptions
+        initializing = [tp for tp, s in subscriptions.assignment.items()
+                        if s.position is None and s.reset_strategy is None]
+        coordinator = self.consumer.coordinator
+        if initializing:
+            if coordinator is None:
+                self._request_reset(initializing)
+            elif not self._offset_fetch_in_flight:
+                self._offset_fetch_in_flight = coordinator.fetch_committed(
+                    initializing, lambda answer: self._on_committed(initializing, answer))
+        self._reset_offsets()
+
+    def _on_committed(self, asked: list[TopicPartition], answer) -> None:
+        self._offset_fetch_in_flight = False
+        self.consumer.wake()
+        if answer is None or answer.error != "NONE":
+            return                           # asked again on the next poll
+        assignment = self.consumer.subscriptions.assignment
+        found = {TopicPartition(p.topic, p.partition): p for p in answer.partitions}
+        missing = []
+        for tp in asked:
+            state = assignment.get(tp)
+            if state is None or state.position is not None or state.reset_strategy is not None:
+                continue                     # revoked, or seeked, since the question was asked
+            committed = found.get(tp)
+            if committed is not None and committed.committed_offset >= 0:
+                state.position, state.position_epoch = committed.committed_offset, committed.committed_leader_epoch
+            else:
+                missing.append(tp)
+        self._request_reset(missing)
+
+    def _request_reset(self, partitions: list[TopicPartition]) -> None:
+        strategy = self.config.auto_offset_reset
+        if not partitions:
+            return
+        if strategy == "none":
+            self.consumer.fail("NO_OFFSET_FOR_PARTITION",
+                               f"Undefined offset with no reset policy for partitions: "
+                               f"{', '.join(str(tp) for tp in sorted(partitions))}")
+            return
+        for tp in partitions:
+            self.consumer.subscriptions.assignment[tp].reset_strategy = strategy
+
+    def reset_to(self, tp: TopicPartition, strategy: str) -> None:
+        state = self.consumer.subscriptions.assignment[tp]
+        state.position, state.reset_strategy = None, strategy
+        self.drop_buffered(tp)
+
+    def _reset_offsets(self) -> None:
+        now = self.consumer.now_ms
+        if now < self._next_reset_attempt_ms:
+            return
+        pending: dict[int, list[tuple[TopicPartition, str, int]]] = {}
+        for tp, state in self.consumer.subscriptions.assignment.items():
+            if state.reset_strategy is None or tp in self._list_offsets_in_flight:
+                continue
+            leader, epoch = self.consumer.metadata.leader(tp)
+            if leader < 0:
+                self.consumer.metadata.need_update = True
+                continue
+            pending.setdefault(leader, []).append((tp, state.reset_strategy, epoch))
+        for leader, items in sorted(pending.items()):
+            request = ListOffsetsRequest(CONSUMER_REPLICA_ID, self._isolation(), [
+                ListOffsetsPartition(tp.topic, tp.partition, RESET_TIMESTAMPS[strategy], epoch)
+                for tp, strategy, epoch in items])
+            self._list_offsets_in_flight.update(tp for tp, _, _ in items)
+            self.consumer.send(leader, request, lambda answer, items=items: self._on_list_offsets(items, answer),
+                               summary={"partitions": [f"{tp}@{strategy}" for tp, strategy, _ in items]})
+
+    def _on_list_offsets(self, items: list[tuple[TopicPartition, str, int]], answer) -> None:
+        self._list_offsets_in_flight.difference_update(tp for tp, _, _ in items)
+        self.consumer.wake()
+        if answer is None:
+            self.consumer.metadata.need_update = True
+            self._next_reset_attempt_ms = self.consumer.now_ms + self.config.retry_backoff_ms
+            return
+        strategies = {tp: strategy for tp, strategy, _ in items}
+        for result in answer.partitions:
+            tp = TopicPartition(result.topic, result.partition)
+            state = self.consumer.subscriptions.assignment.get(tp)
+            if state is None or state.reset_strategy != strategies.get(tp):
+                continue
+            if result.error == "NONE":
+                state.position, state.position_epoch, state.reset_strategy = result.offset, result.leader_epoch, None
+                self.consumer.publish(ev.OffsetsReset(consumer=self.consumer.name, topic=tp.topic,
+                                                      partition=tp.partition, strategy=strategies[tp],
+                                                      offset=result.offset))
+            else:
+                self.consumer.metadata.need_update = True
+                self._next_reset_attempt_ms = self.consumer.now_ms + self.config.retry_backoff_ms
+
+    def _isolation(self) -> int:
+        return 1 if self.config.isolation_level == "read_committed" else 0
+
+    # -- fetching ---------------------------------------------------------------------------
+    def send_fetches(self) -> None:
+        subscriptions, metadata = self.consumer.subscriptions, self.consumer.metadata
+        buffered = {c.tp for c in self._completed}
+        by_leader: dict[int, list[FetchPartition]] = {}
+        for tp, state in subscriptions.assignment.items():
+            if state.position is None or state.paused or tp in buffered:
+                continue
+            leader, epoch = metadata.leader(tp)
+            if leader < 0:
+                metadata.need_update = True
+                continue
+            by_leader.setdefault(leader, []).append(FetchPartition(
+                tp.topic, tp.partition, state.position, epoch,
+                partition_max_bytes=self.config.max_partition_fetch_bytes))
+        for leader, parts in sorted(by_leader.items()):
+            if leader in self._fetch_in_flight:
+                continue
+            self._fetch_in_flight.add(leader)
+            request = FetchRequest(CONSUMER_REPLICA_ID, self.config.fetch_max_wait_ms, self.config.fetch_min_bytes,
+                                   self.config.fetch_max_bytes, parts, self._isolation())
+            sent = {TopicPartition(p.topic, p.partition): p.fetch_offset for p in parts}
+            self.consumer.send(leader, request, lambda answer, leader=leader, sent=sent: self._on_fetch(leader, sent, answer),
+                               foreground=False, summary={"partitions": [
+                                   {"topic": p.topic, "partition": p.partition, "fetch_offset": p.fetch_offset}
+                                   for p in parts]})
+
+    def _on_fetch(self, leader: int, sent: dict[TopicPartition, int], answer) -> None:
+        self._fetch_in_flight.discard(leader)
+        if answer is None:
+            self.consumer.metadata.need_update = True
+            self.consumer.wake()
+            return
+        assignment = self.consumer.subscriptions.assignment
+        got_records = False
+        for data in answer.partitions:
+            tp = TopicPartition(data.topic, data.partition)
+            state = assignment.get(tp)
+            if state is None or state.position != sent.get(tp):
+                continue                      # revoked or moved since the request left
+            if data.error == "NONE":
+                state.high_watermark = data.high_watermark
+                records = _decode(data.topic, data.partition, data.records, state.position)
+                if records:
+                    self._completed.append(CompletedFetch(tp, state.position, records))
+                    got_records = True
+            elif data.error == "OFFSET_OUT_OF_RANGE":
+                state.position = None
+                self._request_reset([tp])
+            elif data.error in STALE_METADATA_ERRORS:
+                self.consumer.metadata.need_update = True
+        if got_records or any(d.error != "NONE" for d in answer.partitions):
+            self.consumer.wake()
+
+    def drop_buffered(self, tp: TopicPartition) -> None:
+        self._completed = [c for c in self._completed if c.tp != tp]
+
+    def has_buffered(self) -> bool:
+        return bool(self._completed)
+
+    def collect(self, max_records: int) -> list[ConsumedRecord]:
+        """Hand out up to `max_records` buffered records; positions move past them. A buffered
+        answer counts only if it starts exactly at the position (Java's nextFetchOffset check)."""
+        out: list[ConsumedRecord] = []
+        assignment = self.consumer.subscriptions.assignment
+        keep: list[CompletedFetch] = []
+        for completed in self._completed:
+            state = assignment.get(completed.tp)
+            if state is None or state.position != completed.fetch_offset:
+                continue                      # revoked or seeked meanwhile: dropped
+            if state.paused or len(out) >= max_records:
+                keep.append(completed)
+                continue
+            take = completed.records[:max_records - len(out)]
+            out.extend(take)
+            state.position, state.position_epoch = take[-1].offset + 1, take[-1].leader_epoch
+            completed.records = completed.records[len(take):]
+            if completed.records:
+                completed.fetch_offset = state.position
+                keep.append(completed)
+        self._completed = keep
+        return out
+
+
+def _decode(topic: str, partition: int, data: bytes, position: int) -> list[ConsumedRecord]:
+    out: list[ConsumedRecord] = []
+    offset = 0
+    while offset < len(data):
+        header, records = rb.decode_batch(data, offset)
+        offset += header.size_in_bytes
+        if header.is_control:
+            continue
+        for r in records:
+            if r.offset >= position:
+                out.append(ConsumedRecord(topic, partition, r.offset, r.key, r.value, r.timestamp,
+                                          tuple((h.key, h.value) for h in r.headers),
+                                          header.partition_leader_epoch))
+    return out

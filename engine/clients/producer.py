@@ -1,0 +1,456 @@
+"""The producer client: Kafka's KafkaProducer, in virtual time, on the lab's network.
+
+    producer = cluster.producer("p1", {"linger.ms": 5, "enable.idempotence": True})
+    record = producer.send("t", key="k", value="v")   # returns at once: the record waits in a batch
+    producer.flush()                                  # runs the cluster until every record is answered
+    record.acked, record.offset                       # True, 0
+
+It is a client node "producer-<name>" with its own connection (NetworkClient). `send()` picks
+the partition (explicit, else the key's murmur2 hash over all partitions, else the null-key
+partitioner: sticky (KIP-794, the default) or the pre-2.4 round robin), appends the record to
+the RecordAccumulator and returns a ProducedRecord — Kafka's future. The Sender (sender.py)
+sends the batches, retries them and completes the records.
+
+Settings have Kafka's names and defaults (`resolve_config`), with one version choice:
+`linger.ms` defaults to 5, as in Kafka 4.0 (KIP-1030); Kafka 3.x used 0. Idempotence follows
+Kafka 3.2+: on by default, silently turned off (with a warning in `warnings`) when `acks` is not
+all, `retries` is 0 or more than 5 requests may be in flight, but an error if it was asked for
+explicitly with such settings (KAFKA-13673).
+
+Blocking: Kafka's send() blocks the calling thread while it waits for the topic's metadata or
+for `buffer.memory`. Here send() never moves time (it is a command, like every command of the
+lab): such a record waits inside the producer, and every later record waits behind it, as they
+would behind a blocked thread, until the sender can place it, or fails once `max.block.ms` of
+virtual time has passed. Only flush() and close() run the cluster's scheduler (call them from
+outside it: a scenario step, a test, the lab; never from a scheduled action or an event callback).
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Callable
+
+from engine import events as ev
+from engine.broker import init_producer_id  # noqa: F401  (registers the broker's InitProducerId handler)
+from engine.clients.accumulator import RecordAccumulator, record_size_upper_bound
+from engine.clients.network_client import NetworkClient
+from engine.clients.partitioner import choose_partition
+from engine.clients.sender import Sender
+from engine.cluster import ClusterError
+
+if TYPE_CHECKING:
+    from engine.cluster import Cluster
+
+PARTITIONERS = ("sticky", "round-robin")
+COMPRESSION_TYPES = ("none", "gzip")
+MAX_IN_FLIGHT_FOR_IDEMPOTENCE = 5
+# Accepted so that configs copied from Java code work, but the lab does not model them.
+NOT_MODELLED = frozenset({
+    "bootstrap.servers", "client.id", "key.serializer", "value.serializer", "send.buffer.bytes",
+    "receive.buffer.bytes", "connections.max.idle.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms",
+    "interceptor.classes", "compression.gzip.level", "metadata.max.idle.ms", "partitioner.availability.timeout.ms",
+    "security.protocol", "client.dns.lookup"})
+
+
+class ProducerConfigError(ValueError):
+    """Kafka's ConfigException: settings that cannot work together."""
+    kafka_name = "INVALID_CONFIG"
+
+
+class ProducerError(ClusterError):
+    """A record's send failed (raised by ProducedRecord.get()), or the producer cannot do what
+    it was asked (send after close, a partition the topic does not have)."""
+
+
+@dataclass(frozen=True)
+class ProducerConfig:
+    """The producer's settings: Kafka's names with dots as underscores, Kafka's defaults."""
+    acks: int = -1
+    enable_idempotence: bool = True
+    batch_size: int = 16384
+    linger_ms: int = 5                   # Kafka 4.0 (KIP-1030); 0 in Kafka 3.x
+    buffer_memory: int = 33554432
+    max_block_ms: int = 60000
+    max_request_size: int = 1048576
+    compression_type: str = "none"
+    max_in_flight_requests_per_connection: int = 5
+    retries: int = 2147483647
+    retry_backoff_ms: int = 100
+    retry_backoff_max_ms: int = 1000
+    delivery_timeout_ms: int = 120000
+    request_timeout_ms: int = 30000
+    metadata_max_age_ms: int = 300000
+    partitioner_class: str = "sticky"
+    partitioner_ignore_keys: bool = False
+    partitioner_adaptive_partitioning_enable: bool = True
+
+    def to_dict(self) -> dict:
+        out = {f.name.replace("_", "."): getattr(self, f.name) for f in fields(self)}
+        out["acks"] = "all" if self.acks == -1 else str(self.acks)
+        return out
+
+
+_KAFKA_NAMES = {f.name.replace("_", "."): f.name for f in fields(ProducerConfig)}
+
+
+def resolve_config(config: dict | None) -> tuple[ProducerConfig, list[str]]:
+    """Kafka's ProducerConfig post-processing: parse, validate, settle idempotence and timeouts."""
+    given = dict(config or {})
+    warnings = [f"'{key}' is accepted but not modelled by the lab" for key in sorted(given) if key in NOT_MODELLED]
+    unknown = sorted(k for k in given if k not in _KAFKA_NAMES and k not in NOT_MODELLED)
+    if unknown:
+        raise ProducerConfigError(f"Unknown producer config {', '.join(map(repr, unknown))} "
+                                  f"(known: {', '.join(sorted(_KAFKA_NAMES))})")
+    values = {name: _parse(key, given[key], getattr(ProducerConfig, name))
+              for key, name in _KAFKA_NAMES.items() if key in given}
+    _validate(values)
+    values.update(_delivery_timeout(values, "delivery.timeout.ms" in given, warnings))
+    values["enable_idempotence"] = _idempotence(values, "enable.idempotence" in given, warnings)
+    return ProducerConfig(**values), warnings
+
+
+def _parse(key: str, value: object, default: object) -> object:
+    if key == "acks":
+        if value in ("all", "-1", -1):
+            return -1
+        if value in (0, 1, "0", "1"):
+            return int(value)
+        raise ProducerConfigError(f"Invalid value {value!r} for configuration acks: must be all, -1, 0 or 1")
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        if str(value).strip().lower() in ("true", "false"):
+            return str(value).strip().lower() == "true"
+        raise ProducerConfigError(f"Invalid value {value!r} for configuration {key}: expected true or false")
+    if isinstance(default, int):
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise ProducerConfigError(f"Invalid value {value!r} for configuration {key}: expected a number") from None
+    return None if value is None else str(value)
+
+
+def _validate(values: dict) -> None:
+    defaults = ProducerConfig()
+    for name in ("batch_size", "linger_ms", "buffer_memory", "max_block_ms", "max_request_size", "retries",
+                 "retry_backoff_ms", "retry_backoff_max_ms", "delivery_timeout_ms", "request_timeout_ms",
+                 "metadata_max_age_ms"):
+        if values.get(name, 0) < 0:
+            raise ProducerConfigError(f"Invalid value {values[name]} for configuration "
+                                      f"{name.replace('_', '.')}: must be at least 0")
+    if values.get("max_in_flight_requests_per_connection", 1) < 1:
+        raise ProducerConfigError("max.in.flight.requests.per.connection must be at least 1")
+    if values.setdefault("compression_type", defaults.compression_type) not in COMPRESSION_TYPES:
+        raise ProducerConfigError(f"compression.type {values['compression_type']!r} is not supported by the lab "
+                                  f"(supported: {', '.join(COMPRESSION_TYPES)})")
+    if values.get("partitioner_class") is None:
+        values["partitioner_class"] = defaults.partitioner_class
+    if values["partitioner_class"] not in PARTITIONERS:
+        raise ProducerConfigError(f"partitioner.class must be one of {', '.join(PARTITIONERS)}, "
+                                  f"not {values['partitioner_class']!r}")
+
+
+def _delivery_timeout(values: dict, explicit: bool, warnings: list[str]) -> dict:
+    defaults = ProducerConfig()
+    delivery = values.get("delivery_timeout_ms", defaults.delivery_timeout_ms)
+    floor = values.get("linger_ms", defaults.linger_ms) + values.get("request_timeout_ms", defaults.request_timeout_ms)
+    if delivery >= floor:
+        return {}
+    if explicit:
+        raise ProducerConfigError(f"delivery.timeout.ms ({delivery}) must be at least linger.ms + "
+                                  f"request.timeout.ms ({floor})")
+    warnings.append(f"delivery.timeout.ms raised to linger.ms + request.timeout.ms = {floor}")
+    return {"delivery_timeout_ms": floor}
+
+
+def _idempotence(values: dict, explicit: bool, warnings: list[str]) -> bool:
+    defaults = ProducerConfig()
+    if not values.get("enable_idempotence", defaults.enable_idempotence):
+        return False
+    conflicts = []
+    if values.get("retries", defaults.retries) == 0:
+        conflicts.append("retries is 0")
+    if values.get("acks", defaults.acks) != -1:
+        conflicts.append(f"acks is {values['acks']}, not all")
+    in_flight = values.get("max_in_flight_requests_per_connection", defaults.max_in_flight_requests_per_connection)
+    if in_flight > MAX_IN_FLIGHT_FOR_IDEMPOTENCE:
+        conflicts.append(f"max.in.flight.requests.per.connection is {in_flight}, more than 5")
+    if not conflicts:
+        return True
+    if explicit:
+        raise ProducerConfigError(f"enable.idempotence=true cannot work because {' and '.join(conflicts)}")
+    warnings.append(f"Idempotence is disabled because {' and '.join(conflicts)} "
+                    f"(enable.idempotence was left at its default; Kafka 4.0 refuses more than 5 in flight)")
+    return False
+
+
+@dataclass(eq=False)
+class ProducedRecord:
+    """One record sent by a Producer, and what became of it (Kafka's Future<RecordMetadata>)."""
+    producer: str
+    record_id: int
+    topic: str
+    partition: int
+    key: bytes | None
+    value: bytes | None
+    timestamp: int
+    headers: tuple = ()
+    tag: object = None
+    acks: int = -1
+    acked: bool | None = None     # None while under way (or never answered: the producer crashed)
+    offset: int = -1
+    error: str | None = None      # Kafka's error name (or BUFFER_EXHAUSTED, PRODUCER_CRASHED, ...)
+    error_message: str | None = None
+    attempts: int = 0             # how many times its batch was sent
+
+    @property
+    def done(self) -> bool:
+        return self.acked is not None
+
+    def get(self) -> int:
+        """The offset, as Future.get() gives it; raises ProducerError if the send failed."""
+        if self.acked is None:
+            raise ProducerError(f"Record {self.record_id} of {self.producer} is not complete "
+                                f"({self.error or 'under way'}); flush() first")
+        if not self.acked:
+            raise ProducerError(self.error_message or self.error or "send failed", self.error or "UNKNOWN")
+        return self.offset
+
+    def to_dict(self) -> dict:
+        return {"producer": self.producer, "record_id": self.record_id, "step": self.tag, "request_id": None,
+                "topic": self.topic, "partition": self.partition, "key": ev.text(self.key),
+                "value": ev.text(self.value), "acks": self.acks, "acked": self.acked, "offset": self.offset,
+                "error": self.error, "error_message": self.error_message, "attempts": self.attempts}
+
+
+@dataclass(eq=False)
+class _Waiting:
+    """A record send() could not put in the accumulator yet."""
+    record: ProducedRecord
+    partition: int | None          # the explicit partition asked for, if any
+    deadline_ms: int               # max.block.ms after send()
+    needs_metadata: bool = False
+    needs_memory: bool = False
+
+
+class Producer:
+    def __init__(self, cluster: Cluster, name: str, config: dict | None = None) -> None:
+        self.cluster = cluster
+        self.name = name
+        self.node = f"producer-{name}"
+        self.given_config = dict(config or {})
+        self.config, self.warnings = resolve_config(config)
+        self.client = NetworkClient(cluster, self.node)
+        self.accumulator = RecordAccumulator(self.config, cluster.random.fork(f"{self.node}/partitioner"),
+                                             cluster.random.fork(f"{self.node}/retry-backoff"))
+        self.sender = Sender(self)
+        self.closed = False
+        self.crashed = False
+        self._records: list[ProducedRecord] = []
+        self._waiting: deque[_Waiting] = deque()
+        cluster.bus.publish(ev.ProducerCreated(producer=self.node, config=self.config.to_dict(),
+                                               warnings=list(self.warnings)))
+        self.sender.wakeup(foreground=True)   # metadata (and, for idempotence, a producer id) at once
+
+    # -- plumbing for the sender ----------------------------------------------------------------
+    def publish(self, event: ev.Event) -> None:
+        self.cluster.bus.publish(event)
+
+    def schedule(self, delay_ms: int, action: Callable[[], None], label: str, *, foreground: bool = True):
+        def run() -> None:
+            if not self.crashed:
+                action()
+        return self.cluster.scheduler.schedule(delay_ms, run, label=f"{self.node}: {label}", foreground=foreground)
+
+    # -- the API --------------------------------------------------------------------------------
+    def send(self, topic: str, key: bytes | str | None, value: bytes | str | None, *,
+             partition: int | None = None, headers: list | tuple | None = None,
+             timestamp: int | None = None, tag: object = None) -> ProducedRecord:
+        """Hand a record to the producer; it comes back at once and is answered later (`flush`).
+
+        The record goes into the accumulator now if the producer knows the topic's partitions and
+        has the memory; otherwise it waits, behind any record already waiting, as a blocked
+        send() would, and fails if that lasts max.block.ms. A record too large, or for a
+        partition the topic does not have, fails at once."""
+        if self.closed or self.crashed:
+            raise ProducerError(f"Cannot send after {self.node} was {'closed' if self.closed else 'crashed'}")
+        if partition is not None and partition < 0:
+            raise ProducerError(f"Invalid partition: {partition}", "INVALID_REQUEST")
+        record = ProducedRecord(self.node, len(self._records) + 1, topic, -1, _utf8(key), _utf8(value),
+                                self.cluster.record_clock() if timestamp is None else int(timestamp),
+                                tuple((k, _utf8(v)) for k, v in (headers or ())), tag, self.config.acks)
+        self._records.append(record)
+        waiting = _Waiting(record, partition, self.cluster.now_ms + self.config.max_block_ms)
+        if self._waiting or not self._place(waiting):
+            self._waiting.append(waiting)
+            self.sender.wakeup()
+        return record
+
+    def flush(self, max_ms: int | None = None) -> None:
+        """Send everything now (linger.ms no longer waited for) and run the cluster until every
+        record is answered. Bounded by delivery.timeout.ms, which fails whatever is left."""
+        if self.crashed:
+            return
+        limit = max_ms if max_ms is not None else self.config.delivery_timeout_ms + self.config.request_timeout_ms
+        self.accumulator.flushes_in_progress += 1
+        self.sender.wakeup()
+        try:
+            done = self._block_until(lambda: not self.has_pending(), self.cluster.now_ms + limit)
+        finally:
+            self.accumulator.flushes_in_progress -= 1
+        if not done:
+            raise ProducerError(f"{self.node}: flush did not complete within {limit} ms")
+
+    def close(self) -> None:
+        """Kafka's close(): no new records; wait until every record is answered; stop."""
+        if self.closed or self.crashed:
+            return
+        self.closed = self.accumulator.closed = True
+        try:
+            self.flush()
+        finally:
+            self.sender.stop()
+
+    def crash(self) -> None:
+        """The application dies: nothing under way is answered; records keep acked=None."""
+        if self.crashed:
+            return
+        self.crashed = True
+        self.sender.stop()
+        self.client.crash()
+
+        def abandon(records) -> None:
+            for record in records:
+                record.error = "PRODUCER_CRASHED"
+                record.error_message = "the producer crashed before an answer came back"
+        self.accumulator.abort_all(lambda batch: abandon(batch.records))
+        abandon(w.record for w in self._waiting)
+        self._waiting.clear()
+
+    def records(self) -> list[dict]:
+        """Every record sent, in the scenario runner's "produced" shape (plus producer fields)."""
+        return [r.to_dict() for r in self._records]
+
+    def produced(self) -> list[ProducedRecord]:
+        return list(self._records)
+
+    def metrics(self) -> dict:
+        """A few of Kafka's producer metrics, under Kafka's names."""
+        queued = sum(len(dq) for dq in self.accumulator.batches.values())
+        return {**self.sender.stats,
+                "records-acknowledged-total": sum(1 for r in self._records if r.acked),
+                "requests-in-flight": self.sender.requests_in_flight(),
+                "batches-in-accumulator": queued,
+                "buffer-total-bytes": self.config.buffer_memory,
+                "buffer-available-bytes": self.accumulator.available_memory,
+                "producer-id": self.sender.idempotence.producer_id if self.sender.idempotence else -1,
+                "producer-epoch": self.sender.idempotence.producer_epoch if self.sender.idempotence else -1}
+
+    def has_pending(self) -> bool:
+        """Records not answered yet: waiting to enter the accumulator, in it, or in flight."""
+        return bool(self._waiting) or self.accumulator.has_incomplete()
+
+    # -- records waiting to enter the accumulator (a blocked send() in Kafka) ---------------------
+    def place_waiting(self) -> None:
+        """The sender's turn: place the waiting records that now can, in order; fail those whose
+        max.block.ms ran out."""
+        now = self.cluster.now_ms
+        while self._waiting:
+            head = self._waiting[0]
+            if not self._place(head):
+                if now < head.deadline_ms:
+                    break
+                self._give_up(head)
+            self._waiting.popleft()
+            self.sender.metadata.wanted.discard(head.record.topic)
+        self.accumulator.waiters = 1 if self._waiting and self._waiting[0].needs_memory else 0
+        self.sender.metadata.wanted.update(w.record.topic for w in self._waiting if w.needs_metadata)
+
+    def next_block_deadline(self) -> int | None:
+        return self._waiting[0].deadline_ms if self._waiting else None
+
+    def _place(self, waiting: _Waiting) -> bool:
+        """Partition the record and append it; False if it must wait (metadata, memory)."""
+        record, metadata = waiting.record, self.sender.metadata
+        count = metadata.partition_count(record.topic)
+        waiting.needs_metadata = count is None
+        if count is None:
+            metadata.wanted.add(record.topic)
+            metadata.need_update = True
+            return False
+        if record.partition < 0:
+            if waiting.partition is not None and waiting.partition >= count:
+                record.partition = waiting.partition
+                self._refuse(record, "UNKNOWN_TOPIC_OR_PARTITION",
+                             f"Partition {waiting.partition} of topic {record.topic} does not exist "
+                             f"(it has {count} partitions)")
+                return True
+            record.partition = self._choose(record, waiting.partition, count)
+            size = record_size_upper_bound(record.key, record.value, record.headers)
+            if size > self.config.max_request_size or size > self.config.buffer_memory:
+                limit, name = min((self.config.max_request_size, "max.request.size"),
+                                  (self.config.buffer_memory, "buffer.memory"))
+                self._refuse(record, "MESSAGE_TOO_LARGE", f"The message is {size} bytes when serialized, "
+                             f"which is larger than {limit}, the value of the {name} configuration.")
+                return True
+        tp = (record.topic, record.partition)
+        waiting.needs_memory = not self.accumulator.fits_open_batch(tp, record) and \
+            self.accumulator.available_memory < self.accumulator.new_batch_capacity(record)
+        if waiting.needs_memory:
+            return False
+        self._append(record, sticky=waiting.partition is None and (
+            record.key is None or self.config.partitioner_ignore_keys))
+        return True
+
+    def _give_up(self, waiting: _Waiting) -> None:
+        record = waiting.record
+        if waiting.needs_metadata:
+            self._refuse(record, "REQUEST_TIMED_OUT",
+                         f"Topic {record.topic} not present in metadata after {self.config.max_block_ms} ms.")
+        else:
+            need = self.accumulator.new_batch_capacity(record)
+            self._refuse(record, "BUFFER_EXHAUSTED",
+                         f"Failed to allocate {need} bytes within max.block.ms={self.config.max_block_ms} ms "
+                         f"(buffer.memory={self.config.buffer_memory}, available "
+                         f"{self.accumulator.available_memory})")
+
+    def _append(self, record: ProducedRecord, *, sticky: bool) -> None:
+        """Into the accumulator; a record without a key then tells the sticky partitioner how
+        many bytes went to its partition."""
+        topic, tp = record.topic, (record.topic, record.partition)
+        batch, created, appended = self.accumulator.append(tp, record, self.cluster.now_ms)
+        if sticky:
+            metadata = self.sender.metadata
+            self.accumulator.null_key_partitioner(topic).on_append(
+                appended, metadata.available_partitions(topic), metadata.partition_count(topic),
+                enable_switch=self.accumulator.all_batches_full(tp))
+        if created or batch.is_full():
+            self.sender.wakeup()
+
+    def _choose(self, record: ProducedRecord, partition: int | None, count: int) -> int:
+        metadata = self.sender.metadata
+        return choose_partition(list(range(count)), record.key, partition,
+                                null_key_partitioner=self.accumulator.null_key_partitioner(record.topic),
+                                available_partitions=metadata.available_partitions(record.topic),
+                                ignore_keys=self.config.partitioner_ignore_keys)
+
+    def _refuse(self, record: ProducedRecord, error: str, message: str) -> None:
+        record.acked, record.error, record.error_message = False, error, message
+        self.sender.stats["record-error-total"] += 1
+        self.publish(ev.ProducerBatchFailed(producer=self.node, topic=record.topic, partition=record.partition,
+                                            error=error, message=message, records_count=1, attempts=0))
+
+    def _block_until(self, condition: Callable[[], bool], deadline: int) -> bool:
+        """Run the cluster's scheduler until `condition` holds or virtual time reaches `deadline`."""
+        scheduler = self.cluster.scheduler
+        while not condition():
+            nxt = scheduler.next_time()
+            if nxt is None or nxt > deadline:
+                scheduler.advance_to(deadline)
+                return condition()
+            scheduler.step()
+        return True
+
+
+def _utf8(data: bytes | str | None) -> bytes | None:
+    return data.encode("utf-8") if isinstance(data, str) else data

@@ -1,0 +1,123 @@
+"""What `kafka-consumer-groups --describe` shows, read from the coordinators' memory, plus what the
+lab's consumers received and processed — in the scenario JSON shape:
+
+    "groups": [{"group": "g", "coordinator": 2, "coordinator_partition": 12, "generation": 3,
+                "state": "Stable", "protocol": "range",
+                "members": [{"member": "c1", "member_id": "c1-…", "assignment": ["t-0", "t-1"]}],
+                "committed": {"t-0": 5, "t-1": 3}, "lag": {"t-0": 0, "t-1": 2}}],
+    "consumed": {"c1": [{"topic": "t", "partition": 0, "offset": 4, "key": "k", "value": "m5"}]}
+
+Lag is the partition's LOG-END-OFFSET minus the committed offset, where — as in
+kafka-consumer-groups, which asks ListOffsets for "latest" with read_uncommitted — the
+log end offset is the leader's high watermark: records above it cannot be consumed yet, so
+they are not lag. Partitions assigned but never committed show a lag of None ("-" in Kafka's tool).
+A group whose coordinator is down (or still being elected) shows state "Unknown".
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.groups.consumer_protocol import decode_assignment
+from engine.groups.coordinator import coordinator_for
+from engine.groups.coordinator_partition import coordinator_partition
+from engine.groups.offsets_topic import OFFSETS_TOPIC
+
+if TYPE_CHECKING:
+    from engine.cluster import Cluster
+
+
+def _coordinator_of(cluster: Cluster, group: str):
+    """(broker id or -1, partition or -1, the live coordinator holding the group or None)."""
+    info = cluster.topics.get(OFFSETS_TOPIC)
+    if info is None:
+        return -1, -1, None
+    p = coordinator_partition(group, info.partitions)
+    leader = cluster.partition_state(OFFSETS_TOPIC, p)["leader"]
+    broker = cluster.brokers.get(leader)
+    if broker is None or not broker.alive:
+        return leader, p, None
+    coordinator = coordinator_for(broker)
+    return leader, p, coordinator if p in coordinator.loaded else None
+
+
+def _member_names(cluster: Cluster) -> dict[str, str]:
+    return {c.member_id: name for name, c in cluster.consumers.items() if getattr(c, "member_id", "")}
+
+
+def _high_watermark(cluster: Cluster, topic: str, partition: int) -> int | None:
+    if topic not in cluster.topics or partition >= cluster.topics[topic].partitions:
+        return None
+    leader = cluster.leader_of(topic, partition)
+    part = cluster.brokers[leader].partitions.get((topic, partition)) if leader >= 0 else None
+    return part.high_watermark if part is not None else None
+
+
+def describe_group(cluster: Cluster, group: str) -> dict:
+    broker, partition, coordinator = _coordinator_of(cluster, group)
+    out = {"group": group, "coordinator": broker, "coordinator_partition": partition, "generation": -1,
+           "state": "Unknown" if coordinator is None else "Dead", "protocol": None, "members": [],
+           "committed": {}, "lag": {}}
+    if coordinator is None:
+        return out
+    state = coordinator.groups.get(group)
+    names = _member_names(cluster)
+    assigned: list[str] = []
+    if state is not None:
+        out.update(generation=state.generation, state=state.state, protocol=state.protocol_name)
+        for m in sorted(state.members.values(), key=lambda m: (names.get(m.member_id, m.client_id), m.member_id)):
+            partitions = [str(tp) for tp in decode_assignment(m.assignment)]
+            assigned.extend(partitions)
+            out["members"].append({"member": names.get(m.member_id, m.client_id), "member_id": m.member_id,
+                                   "assignment": partitions})
+    committed = coordinator.committed(group)
+    out["committed"] = {f"{t}-{p}": o.offset for (t, p), o in sorted(committed.items())}
+    out["lag"] = consumer_lag(cluster, group, committed={k: o.offset for k, o in committed.items()},
+                              assigned=assigned)
+    return out
+
+
+def consumer_lag(cluster: Cluster, group: str, *, committed: dict[tuple[str, int], int] | None = None,
+                 assigned: list[str] | None = None) -> dict[str, int | None]:
+    """Per partition: high watermark − committed offset (None where nothing was committed)."""
+    if committed is None:
+        _, _, coordinator = _coordinator_of(cluster, group)
+        committed = {k: o.offset for k, o in coordinator.committed(group).items()} if coordinator else {}
+    keys = set(committed)
+    for name in assigned or []:
+        topic, _, p = name.rpartition("-")
+        keys.add((topic, int(p)))
+    lag: dict[str, int | None] = {}
+    for topic, p in sorted(keys):
+        hw = _high_watermark(cluster, topic, p)
+        offset = committed.get((topic, p))
+        lag[f"{topic}-{p}"] = None if hw is None or offset is None else max(0, hw - offset)
+    return lag
+
+
+def group_ids(cluster: Cluster) -> list[str]:
+    """Groups the cluster's consumers use or a live coordinator holds."""
+    ids = {c.group_id for c in cluster.consumers.values() if getattr(c, "group_id", None)}
+    for broker in cluster.brokers.values():
+        if broker.alive:
+            ids.update(coordinator_for(broker).groups)
+    return sorted(ids)
+
+
+def describe_groups(cluster: Cluster) -> list[dict]:
+    return [describe_group(cluster, group) for group in group_ids(cluster)]
+
+
+def consumed(cluster: Cluster) -> dict[str, list[dict]]:
+    """What poll() returned to each consumer, in order."""
+    return {name: c.records_consumed() for name, c in sorted(cluster.consumers.items())}
+
+
+def processed(cluster: Cluster) -> dict[str, list[dict]]:
+    """What each consumer application finished processing (consumer_app.PollLoop), in order."""
+    from engine.clients.consumer_app import apps_of
+    return {name: list(app.processed) for name, app in sorted(apps_of(cluster).items())}
+
+
+def sinks(cluster: Cluster) -> dict[str, dict]:
+    from engine.clients.sinks import sinks_of
+    return {name: sink.to_dict() for name, sink in sorted(sinks_of(cluster).items())}
