@@ -123,11 +123,15 @@ def cmd_console_producer(args: argparse.Namespace, inp: TextIO, out: TextIO, err
         if args.topic not in cluster.topics:
             print(f"ERROR: topic {args.topic} does not exist (the lab does not auto-create topics)", file=err)
             return 1
+        # The real console producer is a KafkaProducer: sticky partitioning for lines without a
+        # key, batching, retries. So is this one.
+        producer = cluster.producer("console-producer", {"acks": args.request_required_acks})
         sent = []
         for line in inp.read().splitlines():
             key, value = (line.split(separator, 1) if parse_key and separator in line else (None, line))
-            sent.append(cluster.produce(args.topic, key, value, acks=args.request_required_acks))
-            cluster.run_for(0)
+            sent.append(producer.send(args.topic, key, value))
+        producer.flush()
+        producer.close()
         cluster.run_until_idle()
         failed = [r for r in sent if not r.acked]
         for record in failed:
