@@ -688,10 +688,14 @@ class Cluster:
         return broker
 
     # -- state ------------------------------------------------------------------------------
-    def state(self, *, with_records: bool = True) -> dict:
-        """Everything at once, in the scenario runner's JSON shape."""
+    def state(self, *, with_records: bool = True, include_internal: bool = False) -> dict:
+        """Everything at once, in the scenario runner's JSON shape. Internal topics
+        (__consumer_offsets) are left out unless asked for: their state shows in "groups"."""
+        from engine.groups import describe
         partitions = []
         for topic, p in self.all_partitions():
+            if topic.startswith("__") and not include_internal:
+                continue
             state = self.partition_state(topic, p)
             leader_part = self.brokers[state["leader"]].partitions.get((topic, p)) if state["leader"] >= 0 else None
             replica_states = {}
@@ -723,6 +727,9 @@ class Cluster:
                         + [record for producer in self.producers.values() for record in producer.records()],
             "brokers": [{"id": b.id, "alive": b.alive, "controller": b.id == controller}
                         for b in self.brokers.values()],
+            "groups": describe.describe_groups(self),
+            "consumed": describe.consumed(self),
+            "processed": describe.processed(self),
             "events": self.bus.count,
         }
 

@@ -364,7 +364,7 @@ class Broker:
                 continue
             result = partition.append_as_leader(item.records, request.acks)
             if result.error == "NONE":
-                self._complete_delayed_fetches(item.topic, item.partition)
+                self.complete_delayed_fetches(item.topic, item.partition)
             if result.error != "NONE" or request.acks != -1:
                 answer(result.error, result.base_offset)
             else:
@@ -419,7 +419,8 @@ class Broker:
             self._delayed_fetches.remove(delayed)
             self._respond_fetch(self._read_for_fetch(delayed.request, update_followers=False), delayed.respond)
 
-    def _complete_delayed_fetches(self, topic: str, partition: int) -> None:
+    def complete_delayed_fetches(self, topic: str, partition: int) -> None:
+        """New data in this partition: answer the fetches parked waiting for it (long poll)."""
         for delayed in list(self._delayed_fetches):
             if any(fp.topic == topic and fp.partition == partition for fp in delayed.request.partitions):
                 self.cancel(delayed.timer)

@@ -25,14 +25,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from engine import events as ev
 from engine.clients.consumer_fetcher import Fetcher
-from engine.clients.consumer_group import ConsumerCoordinator
-from engine.clients.consumer_state import (INTERNAL_TOPICS, RETRIABLE_ERRORS, CommitFailedError, ConsumedRecord,
+from engine.clients.consumer_group import STABLE, ConsumerCoordinator
+from engine.clients.consumer_state import (RETRIABLE_ERRORS, CommitFailedError, ConsumedRecord,
                                            ConsumerConfig, ConsumerMetadata, ConsumerTimeoutError, IllegalStateError,
                                            KafkaClientError, NoOffsetForPartitionError, RebalanceInProgressError,
                                            SubscriptionState, as_topic_partition)
 from engine.clients.network_client import NetworkClient
 from engine.groups import coordinator as _group_coordinator  # noqa: F401  (brokers answer group requests)
 from engine.groups.assignors import TopicPartition
+from engine.groups.protocol import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsPartition, ListOffsetsRequest
 from engine.protocol import MetadataRequest
 
 if TYPE_CHECKING:
@@ -107,8 +108,8 @@ class Consumer:
                 on_answer(answer)
         broker = self.cluster.brokers.get(broker_id)
         if broker is None or not broker.alive:
-            self.schedule(self.config.retry_backoff_ms, lambda: answered(None), f"connection to broker {broker_id} refused",
-                          foreground=foreground)
+            self.schedule(self.config.retry_backoff_ms, lambda: answered(None),
+                          f"connection to broker {broker_id} refused", foreground=foreground)
             return
         self.client.send(broker_id, request, answered, timeout_ms=timeout_ms or self.config.request_timeout_ms,
                          summary=summary, foreground=foreground)
@@ -126,9 +127,11 @@ class Consumer:
         without the random jitter)."""
         return min(self.config.retry_backoff_ms * (2 ** max(0, failures - 1)), self.config.retry_backoff_max_ms)
 
-    def invoke_listener(self, method: str, partitions: list[TopicPartition]) -> None:
+    def invoke_listener(self, method: str, partitions: list[TopicPartition], *, always: bool = False) -> None:
+        """Call the rebalance listener; with an empty list only for on_partitions_assigned (Java calls it
+        after every rebalance) or when `always` (an eager revocation)."""
         listener = self.subscriptions.listener
-        if listener is None or (not partitions and method != "on_partitions_assigned"):
+        if listener is None or (not partitions and not always and method != "on_partitions_assigned"):
             return
         callback = getattr(listener, method, None)
         if callback is None and method == "on_partitions_lost":
@@ -281,7 +284,8 @@ class Consumer:
             self.subscriptions.topics = self._matching_topics()
 
     # -- offsets ------------------------------------------------------------------------------
-    def commit_async(self, offsets: dict | None = None, callback: Callable[[str | None, dict], None] | None = None) -> None:
+    def commit_async(self, offsets: dict | None = None,
+                     callback: Callable[[str | None, dict], None] | None = None) -> None:
         """Commit `offsets` ({partition: next offset to read}) or, by default, every position.
         `callback(error name or None, offsets)` comes later; nothing is retried."""
         self._check_usable()
@@ -349,7 +353,7 @@ class Consumer:
         def known() -> bool:
             if state.position is None:
                 if self.coordinator is not None:
-                    self.coordinator.poll(self.now_ms)
+                    self.coordinator.ensure_coordinator()
                 self._maybe_update_metadata()
                 self.fetcher.update_positions()
             return state.position is not None
@@ -384,6 +388,54 @@ class Consumer:
 
     def paused(self) -> set[TopicPartition]:
         return {tp for tp, s in self.subscriptions.assignment.items() if s.paused}
+
+    def beginning_offsets(self, partitions: Iterable, timeout_ms: int | None = None) -> dict[TopicPartition, int]:
+        """The log start offset of each partition (ListOffsets -2)."""
+        found = self._list_offsets(partitions, EARLIEST_TIMESTAMP, timeout_ms)
+        return {tp: offset for tp, (offset, _) in found.items()}
+
+    def end_offsets(self, partitions: Iterable, timeout_ms: int | None = None) -> dict[TopicPartition, int]:
+        """The high watermark of each partition (ListOffsets -1 as read_uncommitted sees it)."""
+        found = self._list_offsets(partitions, LATEST_TIMESTAMP, timeout_ms)
+        return {tp: offset for tp, (offset, _) in found.items()}
+
+    def offsets_for_times(self, timestamps: dict, timeout_ms: int | None = None) -> dict[TopicPartition, tuple | None]:
+        """For each partition, (offset, timestamp) of the first record at or after the time, or None."""
+        out = {}
+        for tp, ts in timestamps.items():
+            offset, timestamp = self._list_offsets([tp], int(ts), timeout_ms)[as_topic_partition(tp)]
+            out[as_topic_partition(tp)] = None if offset < 0 else (offset, timestamp)
+        return out
+
+    def _list_offsets(self, partitions: Iterable, timestamp: int,
+                      timeout_ms: int | None) -> dict[TopicPartition, tuple[int, int]]:
+        """ListOffsets to each partition's leader, waiting; refreshes metadata until leaders answer."""
+        self._check_usable()
+        wanted = [as_topic_partition(tp) for tp in partitions]
+        deadline = self.now_ms + (self.config.default_api_timeout_ms if timeout_ms is None else timeout_ms)
+        found: dict[TopicPartition, tuple[int, int]] = {}
+        while len(found) < len(wanted):
+            if self.metadata.need_update or self.metadata.last_refresh_ms is None:
+                self.metadata.need_update = True
+                self._maybe_update_metadata()
+                self._wait(lambda: not self.metadata.in_flight, max(0, deadline - self.now_ms), "metadata arrived")
+            answers: list[object] = []
+            sent = 0
+            for tp in wanted:
+                leader, epoch = self.metadata.leader(tp)
+                if tp not in found and leader >= 0:
+                    query = ListOffsetsPartition(tp.topic, tp.partition, timestamp, epoch)
+                    self.send(leader, ListOffsetsRequest(-1, 0, [query]), answers.append,
+                              summary={"partition": str(tp), "timestamp": timestamp})
+                    sent += 1
+            self._wait(lambda: len(answers) == sent, max(0, deadline - self.now_ms), "the offsets were listed")
+            for answer in answers:
+                for p in getattr(answer, "partitions", None) or []:
+                    if p.error == "NONE":
+                        found[TopicPartition(p.topic, p.partition)] = (p.offset, p.timestamp)
+            if len(found) < len(wanted):
+                self.metadata.need_update = True
+        return found
 
     def _partitions_arg(self, partitions: Iterable | None) -> list[TopicPartition]:
         if partitions is None:
@@ -420,7 +472,7 @@ class Consumer:
         if self.app is not None:
             self.app.stop()
         if self.coordinator is not None and self.subscriptions.auto_assigned:
-            if self.config.enable_auto_commit and self.coordinator.state == "STABLE":
+            if self.config.enable_auto_commit and self.coordinator.state == STABLE:
                 try:
                     self.commit_sync(timeout_ms=timeout_ms)
                 except KafkaClientError:
@@ -453,4 +505,4 @@ class Consumer:
 
 
 __all__ = ["Consumer", "ConsumedRecord", "CommitFailedError", "RebalanceInProgressError",
-           "NoOffsetForPartitionError", "IllegalStateError", "KafkaClientError", "INTERNAL_TOPICS"]
+           "NoOffsetForPartitionError", "IllegalStateError", "KafkaClientError"]

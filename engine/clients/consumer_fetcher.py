@@ -168,7 +168,8 @@ class Fetcher:
             request = FetchRequest(CONSUMER_REPLICA_ID, self.config.fetch_max_wait_ms, self.config.fetch_min_bytes,
                                    self.config.fetch_max_bytes, parts, self._isolation())
             sent = {TopicPartition(p.topic, p.partition): p.fetch_offset for p in parts}
-            self.consumer.send(leader, request, lambda answer, leader=leader, sent=sent: self._on_fetch(leader, sent, answer),
+            self.consumer.send(leader, request,
+                               lambda answer, leader=leader, sent=sent: self._on_fetch(leader, sent, answer),
                                foreground=False, summary={"partitions": [
                                    {"topic": p.topic, "partition": p.partition, "fetch_offset": p.fetch_offset}
                                    for p in parts]})

@@ -132,8 +132,9 @@ class ConsumerCoordinator:
         subscribed = set(self.consumer.subscriptions.topics)
         if not generation_valid:
             self._give_up(owned, lost=True, reason="generation or member id was reset")
-        elif not self.cooperative:
-            self._give_up(owned, lost=False, reason="eager rebalance: every partition is revoked before rejoining")
+        elif not self.cooperative:   # eager: the listener hears it even when nothing is owned
+            self._give_up(owned, lost=False, reason="eager rebalance: every partition is revoked before rejoining",
+                          always_call=True)
         else:
             gone = [tp for tp in owned if tp.topic not in subscribed]
             self._give_up(gone, lost=False, reason="no longer subscribed")
@@ -146,8 +147,11 @@ class ConsumerCoordinator:
         else:
             self._prepare_commit = None      # retriable: commit again on the next poll
 
-    def _give_up(self, partitions: list[TopicPartition], *, lost: bool, reason: str) -> None:
+    def _give_up(self, partitions: list[TopicPartition], *, lost: bool, reason: str,
+                 always_call: bool = False) -> None:
         if not partitions:
+            if always_call:
+                self.consumer.invoke_listener("on_partitions_revoked", [], always=True)
             return
         subscriptions = self.consumer.subscriptions
         self.consumer.publish(ev.PartitionsRevoked(consumer=self.consumer.name, group=self.group_id,
@@ -279,7 +283,8 @@ class ConsumerCoordinator:
             return
         error = answer.error
         if error == "NONE":
-            self.member_id, self.generation, self.protocol = answer.member_id, answer.generation_id, answer.protocol_name
+            self.member_id, self.generation = answer.member_id, answer.generation_id
+            self.protocol = answer.protocol_name
             self.state = COMPLETING_REBALANCE
             self._session_start_ms = self._next_heartbeat_ms = self.consumer.now_ms
             if answer.leader == self.member_id:

@@ -668,9 +668,7 @@ class GroupCoordinator:
         if result.error != "NONE":
             on_done(APPEND_ERRORS.get(result.error, result.error))
             return
-        wake_followers = getattr(self.broker, "_complete_delayed_fetches", None)
-        if wake_followers is not None:   # followers parked in a fetch long-poll get the records now
-            wake_followers(ot.OFFSETS_TOPIC, p)
+        self.broker.complete_delayed_fetches(ot.OFFSETS_TOPIC, p)  # followers parked in a long poll get them now
         partition.wait_for_acks(result, lambda error, _base: on_done(APPEND_ERRORS.get(error, error)),
                                 self.config.offsets_commit_timeout_ms)
 

@@ -82,3 +82,23 @@ def test_the_notes_kafka_run_class_spelling_works(tmp_path):
                            "--data-dir", str(tmp_path / "c"), "--broker-list", "kafka:9092", "--time", "-1"],
                           capture_output=True, text=True)
     assert done.returncode == 0 and "creating one with 3 brokers" in done.stderr
+
+
+def test_a_console_consumer_in_a_group_commits_and_resumes_where_it_stopped(lab):
+    run(lab, "kafka-topics", "--create", "--topic", "t", "--partitions", "2", "--replication-factor", "2")
+    run(lab, "kafka-console-producer", "--topic", "t", "--property", "parse.key=true", "--property",
+        "key.separator=:", stdin="a:1\nb:2\nc:3\nd:4\n")
+    code, out, err = run(lab, "kafka-console-consumer", "--topic", "t", "--group", "g", "--from-beginning")
+    assert code == 0 and sorted(out.splitlines()) == ["1", "2", "3", "4"]
+    run(lab, "kafka-console-producer", "--topic", "t", stdin="5\n")
+    code, out, err = run(lab, "kafka-console-consumer", "--topic", "t", "--group", "g", "--from-beginning")
+    assert out.splitlines() == ["5"]  # only what is new: the group's offsets were committed
+    assert run(lab, "kafka-consumer-groups", "--list")[1].splitlines() == ["g"]
+    lines = run(lab, "kafka-consumer-groups", "--describe", "--group", "g")[1].splitlines()
+    assert "Consumer group 'g' has no active members." in lines
+    header = next(line for line in lines if line.startswith("GROUP"))
+    assert header.split() == ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+                              "CONSUMER-ID", "HOST", "CLIENT-ID"]
+    rows = [line.split() for line in lines[lines.index(header) + 1:]]
+    assert sum(int(r[3]) for r in rows) == 5 and all(r[5] == "0" for r in rows)
+    assert run(lab, "kafka-consumer-groups", "--describe", "--group", "nope")[0] == 1

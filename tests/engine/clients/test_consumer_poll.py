@@ -234,3 +234,27 @@ def test_commit_sync_from_a_member_kicked_out_of_the_group_fails(cluster):
         cluster.heal_network(c.node, broker)
     with pytest.raises(CommitFailedError):
         c.commit_sync()
+
+
+def test_commit_async_reports_through_its_callback(cluster):
+    produce(cluster, 0, "m0")
+    c = consumer(cluster, enable_auto_commit=False)
+    c.subscribe(["t"])
+    poll_until(c, 1)
+    results = []
+    c.commit_async(callback=lambda error, offsets: results.append((error, offsets)))
+    assert results == []                                   # nothing waits for it
+    c.poll(timeout_ms=500)
+    assert results == [(None, {T0: (1, 0), T1: (0, 0)})]     # (next offset, leader epoch)
+    assert c.committed([T0]) == {T0: 1}
+
+
+def test_beginning_end_and_offsets_for_times(cluster):
+    for value in ("m0", "m1", "m2"):
+        produce(cluster, 0, value)
+        cluster.run_for(10)                      # distinct timestamps
+    c = consumer(cluster, group_id=None)
+    assert c.beginning_offsets([T0, T1]) == {T0: 0, T1: 0}
+    assert c.end_offsets(["t-0", "t-1"]) == {T0: 3, T1: 0}
+    stamps = [r.timestamp for r in cluster.read("t", 0)]
+    assert c.offsets_for_times({T0: stamps[1], T1: 0}) == {T0: (1, stamps[1]), T1: None}

@@ -213,3 +213,16 @@ def test_a_poll_loop_application_consumes_everything_once(cluster):
     values = sorted(r["value"] for c in (a, b) for r in c.records_consumed())
     assert values == [f"m{i}" for i in range(8)]
     assert TopicPartition("t", 0) in a.assignment() | b.assignment()
+
+
+def test_the_eager_sticky_assignor_remembers_ownership_through_its_user_data(cluster):
+    sticky = {"partition_assignment_strategy": "sticky"}
+    consumers = [member(cluster, f"c{i}", **sticky) for i in range(3)]
+    settle(cluster, *consumers)
+    before = owned(*consumers)
+    consumers[2].close()
+    settle(cluster, *consumers[:2], min_ms=4000)
+    after = owned(*consumers[:2])
+    for name in ("c0", "c1"):
+        assert set(before[name]) <= set(after[name])       # revoked, then handed back: nothing moved
+    assert sorted(after["c0"] + after["c1"]) == ["t-0", "t-1", "t-2", "t-3"]

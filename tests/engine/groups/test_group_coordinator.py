@@ -271,7 +271,8 @@ def test_offsets_are_committed_through_the_log_and_fetched_back(cluster, client)
     assert commit(cluster, client, coordinator, generation, ids[0], 7).error == "NONE"
     log = cluster.brokers[coordinator].partitions[(ot.OFFSETS_TOPIC, coordinator_partition("g", 5))].log
     key, value = log.records_from(0)[-1].key, log.records_from(0)[-1].value
-    assert ot.decode_key(key) == ot.OffsetCommitKey("g", "t", 0) and ot.decode_value(ot.decode_key(key), value).offset == 7
+    assert ot.decode_key(key) == ot.OffsetCommitKey("g", "t", 0)
+    assert ot.decode_value(ot.decode_key(key), value).offset == 7
     part = cluster.brokers[coordinator].partitions[(ot.OFFSETS_TOPIC, coordinator_partition("g", 5))]
     assert part.high_watermark == part.log_end_offset       # acknowledged only once replicated (acks=all)
     assert committed[-1].offsets == {"t-0": 7} and committed[-1].generation == generation

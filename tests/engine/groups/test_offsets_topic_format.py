@@ -54,7 +54,8 @@ def test_an_empty_group_has_null_protocol_and_leader():
 def test_a_tombstone_is_a_null_value():
     key, value = ot.offset_tombstone("g", "t", 1)
     assert value is None and ot.decode_value(ot.decode_key(key), None) is None
-    assert ot.describe_record(*ot.group_record("g", None)) == {"type": "group_metadata", "group": "g", "tombstone": True}
+    assert ot.describe_record(*ot.group_record("g", None)) == {"type": "group_metadata", "group": "g",
+                                                               "tombstone": True}
 
 
 def test_describe_record_names_the_fields():

@@ -178,3 +178,38 @@ def test_a_group_scenario_replays_to_the_same_events(tmp_path):
         runs.append(([e.to_dict() for e in events], describe_groups(cluster), consumed(cluster)))
         cluster.close()
     assert runs[0] == runs[1]
+
+
+def test_consumer_steps_drive_a_consumer_that_polls_only_when_told(tmp_path):
+    scenario = {"cluster": {"brokers": 3, "seed": 2, "config": {"offsets.topic.num.partitions": 3}},
+                "steps": [
+                    {"create_topic": {"topic": "t", "partitions": 2, "replication_factor": 3}},
+                    {"produce": {"topic": "t", "partition": 0, "values": ["m1", "m2", "m3"]}},
+                    {"consumer_join": {"group": "g", "member": "c1", "topics": ["t"], "assignor": "roundrobin",
+                                       "config": {"auto.offset.reset": "earliest", "enable.auto.commit": False,
+                                                  "max.poll.records": 2}}},
+                    {"consumer_poll": {"member": "c1", "max_records": 2}},
+                    {"consumer_commit": {"member": "c1"}},
+                    {"add_partitions": {"topic": "t", "count": 3}},
+                    {"consumer_poll": {"member": "nobody"}, "expect_error": True},
+                    {"consumer_leave": {"member": "c1"}}]}
+    events = []
+    cluster, result = run_scenario(scenario, str(tmp_path / "s"), trace=events.append)
+    [group] = describe_groups(cluster)
+    assert group["state"] == "Empty" and group["generation"] == 2
+    assert of_kind(events, "assignment_received")[0].protocol == "roundrobin"
+    assert group["committed"]["t-0"] == len([r for r in consumed(cluster)["c1"] if r["partition"] == 0])
+    assert result["step_errors"][0]["step"] == 6 and "no consumer 'nobody'" in result["step_errors"][0]["error"]
+    assert cluster.describe_topic("t")["partitions"][2]["partition"] == 2
+    cluster.close()
+
+
+def test_a_consumer_error_fails_its_step_with_kafka_s_error_name(tmp_path):
+    scenario = {"cluster": {"brokers": 1, "seed": 2, "config": {"offsets.topic.num.partitions": 1}},
+                "steps": [
+                    {"create_topic": {"topic": "t"}},
+                    {"consumer_join": {"group": "g", "member": "c1", "topics": ["t"],
+                                       "config": {"auto.offset.reset": "none"}}, "expect_error": True}]}
+    cluster, result = run_scenario(scenario, str(tmp_path / "s"))
+    assert result["step_errors"][0]["kafka_error"] == "NO_OFFSET_FOR_PARTITION"
+    cluster.close()
