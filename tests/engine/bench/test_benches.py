@@ -28,3 +28,11 @@ def test_cluster_bench_prints_one_json_object_with_its_rates():
     for key in ("rf1_acks1_rps", "rf3_acks1_rps", "rf3_acksall_rps", "log_only_rps", "e2e_p50_ms", "e2e_p99_ms"):
         assert result[key] > 0
     assert result["e2e_p50_ms"] <= result["e2e_p99_ms"]
+
+
+def test_clients_bench_prints_one_json_object_with_its_rates():
+    done = subprocess.run([sys.executable, "-m", "engine.bench", "clients", "--records", "3000", "--json"],
+                          capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    for key in ("produce_rps", "consume_rps", "group3_consume_rps", "log_only_rps"):
+        assert result[key] > 0
