@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "lab",
+    "spark_exercises",  # the graded PySpark exercises: gradebook models, `manage.py grade`
 ]
 
 MIDDLEWARE = [
@@ -76,7 +77,9 @@ DATABASES = {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": Path(os.environ.get("KAFKA_LAB_DB", BASE_DIR / "db.sqlite3")),
         # A file, not :memory:, so that ChannelsLiveServerTestCase's forked Daphne sees the test DB.
-        "TEST": {"NAME": BASE_DIR / "test_db.sqlite3"},
+        # A file (Channels' live-server tests refuse in-memory SQLite); KAFKA_LAB_TEST_DB lets two
+        # test runs on one machine keep apart.
+        "TEST": {"NAME": Path(os.environ.get("KAFKA_LAB_TEST_DB", BASE_DIR / "test_db.sqlite3"))},
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -117,3 +120,30 @@ KAFKA_LAB_SERVE_STATIC = _env_bool("KAFKA_LAB_SERVE_STATIC", True)
 
 # Where lab sessions keep their clusters' data: one directory per session, one per broker inside.
 KAFKA_LAB_DATA_DIR = Path(os.environ.get("KAFKA_LAB_DATA_DIR", BASE_DIR / "var" / "labs"))
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r}: expected a whole number") from None
+
+
+# Per-session limits (lab.limits): commands over them are refused with a clear error.
+KAFKA_LAB_MAX_BROKERS = _env_int("KAFKA_LAB_MAX_BROKERS", 9)  # the engine's ceiling is 9 too
+KAFKA_LAB_MAX_PARTITIONS = _env_int("KAFKA_LAB_MAX_PARTITIONS", 64)  # over all topics of a session
+KAFKA_LAB_MAX_RECORDS_PER_S = _env_int("KAFKA_LAB_MAX_RECORDS_PER_S", 2000)  # produced, wall clock
+KAFKA_LAB_MAX_DISK_BYTES = _env_int("KAFKA_LAB_MAX_DISK_BYTES", 256 * 1024 * 1024)  # one session's run dir
+KAFKA_LAB_MAX_EVENTS_KEPT = _env_int("KAFKA_LAB_MAX_EVENTS_KEPT", 2000)  # newest engine events kept per session
+KAFKA_LAB_MAX_ACTIONS_PER_CALL = _env_int("KAFKA_LAB_MAX_ACTIONS_PER_CALL", 200_000)  # per clock move
+# Sessions served by one process (lab.registry): a session nobody watches is paused at once and
+# dropped from memory after this many seconds (its log stays in the DB; opening it replays it).
+KAFKA_LAB_IDLE_HOST_TTL_S = _env_int("KAFKA_LAB_IDLE_HOST_TTL_S", 300)
+KAFKA_LAB_MAX_HOSTS = _env_int("KAFKA_LAB_MAX_HOSTS", 200)  # sessions in memory; the longest idle go first
+# Frames to the browser (docs/lab-protocol.md, "Coalescing").
+KAFKA_LAB_FRAME_INTERVAL_MS = _env_int("KAFKA_LAB_FRAME_INTERVAL_MS", 50)  # at most ~20 `events` a second
+KAFKA_LAB_MAX_EVENTS_PER_FRAME = _env_int("KAFKA_LAB_MAX_EVENTS_PER_FRAME", 500)
+KAFKA_LAB_STATE_INTERVAL_MS = _env_int("KAFKA_LAB_STATE_INTERVAL_MS", 1000)  # at most one coalescing `state` a second

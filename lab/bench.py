@@ -1,0 +1,394 @@
+"""`python -m lab.bench [--json] [--quick]`: the lab's figures, measured through a real Daphne.
+
+It starts Daphne on a free loopback port (its own SQLite file and data dir in a temp dir),
+creates lab sessions through the HTTP views, and talks to them over WebSockets with Autobahn's
+asyncio client (Autobahn comes with Daphne), the way a browser tab does:
+
+- events_per_s: events one busy session delivers to a connected tab (a producer keeps the
+  cluster busy while its clock plays live at 10×). The protocol caps what a tab receives at
+  ~20 frames × 500 events a second; `events_covered_per_s` adds the events folded into `state`.
+- step_latency_p95_ms: a `command` (produce one record) → its `ack`, which carries the command's
+  events: the first events at the client. `clock_step_latency_p95_ms`: a `clock step` → the
+  first `events` frame (one step every 100 ms, a quick clicker).
+- idle_session_rss_mb: Daphne's RSS growth per idle session (3 brokers, a topic, a few records,
+  no tab open: paused and kept in memory).
+- active_sessions_p95_under_100ms: the most sessions, each live at 1× with a tab producing a
+  record every 200 ms, for which the p95 of command → ack stays under 100 ms.
+
+The server and this client share the machine's cores; figures are printed next to the targets.
+Timings are never asserted (tests/lab/test_bench.py runs a tiny smoke version).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.cookiejar
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TARGETS = {"events_per_s": (">=", 20_000), "step_latency_p95_ms": ("<", 50),
+           "idle_session_rss_mb": ("<=", 10), "active_sessions_p95_under_100ms": (">=", 50)}
+ACTIVE_LEVELS = (10, 20, 30, 40, 50, 60, 80, 100, 120, 150)
+
+
+# -- the server ---------------------------------------------------------------------------------
+@dataclass
+class Server:
+    base_url: str
+    pid: int
+    opener: urllib.request.OpenerDirector
+    cookies: http.cookiejar.CookieJar
+
+    def rss_mb(self) -> float:
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def cpu_s(self) -> float:
+        """CPU seconds the server has used (user + system)."""
+        with open(f"/proc/{self.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def session_cookie(self) -> str:
+        return "; ".join(f"{c.name}={c.value}" for c in self.cookies)
+
+    def new_session(self, name: str, brokers: int = 3) -> str:
+        """Create a lab session through the form, as a visitor does; returns its id."""
+        page = self.opener.open(self.base_url + "/lab/new").read().decode()
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+        data = urllib.parse.urlencode({"csrfmiddlewaretoken": token, "name": name, "brokers": brokers,
+                                       "seed": 1, "truncation": "leader-epoch", "config": ""}).encode()
+        request = urllib.request.Request(self.base_url + "/lab/new", data, headers={"Referer": self.base_url})
+        try:
+            self.opener.open(request)
+        except urllib.error.HTTPError as redirect:  # 302 to /lab/<id>/ (not followed)
+            if redirect.code != 302:
+                raise
+            return redirect.headers["Location"].strip("/").split("/")[1]
+        raise RuntimeError("creating a lab session did not redirect")
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+@contextmanager
+def running_server(env_overrides: dict[str, str] | None = None) -> Iterator[Server]:
+    work = Path(tempfile.mkdtemp(prefix="lab-bench-"))
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="lab.settings", KAFKA_LAB_DB=str(work / "db.sqlite3"),
+               KAFKA_LAB_DATA_DIR=str(work / "labs"), KAFKA_LAB_DEBUG="false", PYTHONUNBUFFERED="1",
+               KAFKA_LAB_MAX_RECORDS_PER_S="1000000", KAFKA_LAB_MAX_DISK_BYTES=str(2**34),
+               KAFKA_LAB_IDLE_HOST_TTL_S="3600", KAFKA_LAB_MAX_HOSTS="1000", **(env_overrides or {}))
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO_ROOT, env=env,
+                   check=True)
+    port = _free_port()
+    log = open(work / "daphne.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+                             "lab.asgi:application"], cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait_for_port(proc, port, work / "daphne.log")
+        cookies = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(cookies), _NoRedirect())
+        yield Server(f"http://127.0.0.1:{port}", proc.pid, opener, cookies)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for_port(proc: subprocess.Popen, port: int, log_path: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"daphne exited:\n{log_path.read_text()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"daphne did not start:\n{log_path.read_text()}")
+
+
+# -- a tab ------------------------------------------------------------------------------------
+_CLIENT: dict[str, Any] = {}
+
+
+def _websocket_client() -> tuple[Any, Any]:
+    """Autobahn's asyncio client (txaio is told to use asyncio: only in the bench's own process)."""
+    if not _CLIENT:
+        import txaio
+        txaio.use_asyncio()
+        txaio.set_global_log_level("critical")  # a server stopped under an open socket is expected here
+        from autobahn.asyncio.websocket import WebSocketClientFactory, WebSocketClientProtocol
+
+        class TabProtocol(WebSocketClientProtocol):
+            def onOpen(self) -> None:
+                self.factory.tab._opened(self)
+
+            def onMessage(self, payload: bytes, isBinary: bool) -> None:
+                self.factory.tab._received(payload)
+
+            def onClose(self, wasClean: bool, code: int | None, reason: str | None) -> None:
+                self.factory.tab._closed(code)
+        _CLIENT.update(factory=WebSocketClientFactory, protocol=TabProtocol)
+    return _CLIENT["factory"], _CLIENT["protocol"]
+
+
+@dataclass
+class Tab:
+    """One WebSocket to a lab session. Only acks, errors and `events` frames are parsed."""
+    server: Server
+    session_id: str
+    count_events: bool = False
+    events: int = 0
+    coalesced: int = 0
+    frames: int = 0
+    _protocol: Any = None
+    _ready: asyncio.Future | None = None
+    _waiters: dict[object, asyncio.Future] = field(default_factory=dict)
+    _frame_waiter: asyncio.Future | None = None
+    _next_id: int = 0
+
+    async def open(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._ready = loop.create_future()
+        host, port = self.server.base_url.removeprefix("http://").split(":")
+        factory_class, protocol_class = _websocket_client()
+        factory = factory_class(f"ws://{host}:{port}/ws/lab/{self.session_id}/", origin=self.server.base_url,
+                                headers={"Cookie": self.server.session_cookie()})
+        factory.protocol = protocol_class
+        factory.tab = self
+        await loop.create_connection(factory, host, int(port))
+        await asyncio.wait_for(self._ready, 30)
+
+    def _opened(self, protocol: Any) -> None:
+        self._protocol = protocol
+
+    def _closed(self, code: int | None) -> None:
+        for waiter in [self._ready, self._frame_waiter, *self._waiters.values()]:
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(ConnectionError(f"socket closed ({code})"))
+
+    def _received(self, payload: bytes) -> None:
+        head = payload[:40]
+        if b'"type": "hello"' in head and not self._ready.done():
+            self._ready.set_result(None)
+        elif b'"type": "events"' in head:
+            self.frames += 1
+            if self._frame_waiter is not None and not self._frame_waiter.done():
+                self._frame_waiter.set_result(time.perf_counter())
+            if self.count_events:
+                frame = json.loads(payload)
+                self.events += len(frame["events"])
+                self.coalesced += frame["coalesced"]
+        elif b'"type": "ack"' in head or b'"type": "error"' in head:
+            answer = json.loads(payload)
+            waiter = self._waiters.pop(answer.get("id"), None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(answer)
+
+    def send(self, **message: object) -> None:
+        self._protocol.sendMessage(json.dumps({"v": 1, **message}).encode())
+
+    async def command(self, command: str, args: dict) -> dict:
+        self._next_id += 1
+        waiter = self._waiters[self._next_id] = asyncio.get_running_loop().create_future()
+        self.send(type="command", id=self._next_id, command=command, args=args)
+        return await asyncio.wait_for(waiter, 60)
+
+    async def next_frame(self, timeout: float = 10) -> float:
+        self._frame_waiter = asyncio.get_running_loop().create_future()
+        return await asyncio.wait_for(self._frame_waiter, timeout)
+
+    async def close(self) -> None:
+        if self._protocol is not None:
+            self._protocol.sendClose(1000)
+            await asyncio.sleep(0)
+
+
+async def _open_tab(server: Server, name: str, *, topic_partitions: int = 3, count_events: bool = False) -> Tab:
+    session_id = await asyncio.to_thread(server.new_session, name)
+    tab = Tab(server, session_id, count_events=count_events)
+    await tab.open()
+    await tab.command("create_topic", {"topic": "t", "partitions": topic_partitions, "replication_factor": 3})
+    return tab
+
+
+# -- the measurements ---------------------------------------------------------------------------
+async def events_per_second(server: Server, seconds: float) -> dict[str, float]:
+    tab = await _open_tab(server, "events", topic_partitions=6, count_events=True)
+
+    async def keep_busy(seconds: float) -> None:
+        stop = time.perf_counter() + seconds
+        while time.perf_counter() < stop:
+            await tab.command("produce", {"topic": "t", "values": ["x" * 100] * 200, "acks": 1})
+            await asyncio.sleep(0.02)
+    tab.send(type="clock", action="play", speed=10)
+    await keep_busy(0.5)
+    tab.events = tab.coalesced = tab.frames = 0
+    start = time.perf_counter()
+    await keep_busy(seconds)
+    elapsed = time.perf_counter() - start
+    tab.send(type="clock", action="pause")
+    await tab.close()
+    return {"events_per_s": tab.events / elapsed, "events_covered_per_s": (tab.events + tab.coalesced) / elapsed,
+            "frames_per_s": tab.frames / elapsed}
+
+
+async def step_latency(server: Server, samples: int) -> dict[str, float]:
+    tab = await _open_tab(server, "latency")
+    commands, steps = [], []
+    for i in range(samples):
+        start = time.perf_counter()
+        await tab.command("produce", {"topic": "t", "value": f"v{i}", "acks": 1})
+        commands.append((time.perf_counter() - start) * 1000)
+        await asyncio.sleep(0.05)
+        start = time.perf_counter()
+        tab.send(type="clock", action="step_until", kind="message_sent")
+        try:
+            steps.append((await tab.next_frame()) - start)
+        except asyncio.TimeoutError:
+            pass
+        await asyncio.sleep(0.1)
+    await tab.close()
+    return {"step_latency_p95_ms": _p95(commands), "step_latency_p50_ms": statistics.median(commands),
+            "clock_step_latency_p95_ms": _p95([s * 1000 for s in steps]) if steps else float("nan")}
+
+
+async def idle_session_rss(server: Server, sessions: int) -> dict[str, float]:
+    async def one(name: str) -> None:
+        tab = await _open_tab(server, name, topic_partitions=1)
+        await tab.command("produce", {"topic": "t", "values": [f"v{i}" for i in range(10)], "acks": "all"})
+        tab.send(type="clock", action="step_until", kind="high_watermark_advanced")
+        await tab.next_frame()
+        await tab.close()
+    await one("warm-up")  # the engine's modules load with the first session
+    await asyncio.sleep(0.5)
+    before = server.rss_mb()
+    for i in range(sessions):
+        await one(f"idle-{i}")
+    await asyncio.sleep(1.0)
+    return {"idle_session_rss_mb": (server.rss_mb() - before) / sessions, "server_rss_mb": server.rss_mb()}
+
+
+async def active_sessions(server: Server, levels: tuple[int, ...], seconds: float) -> dict[str, object]:
+    tabs: list[Tab] = []
+    best, table = 0, {}
+    for level in levels:
+        while len(tabs) < level:
+            tab = await _open_tab(server, f"active-{len(tabs)}")
+            tab.send(type="clock", action="play", speed=1)
+            tabs.append(tab)
+        cpu_before, client_before, wall_before = server.cpu_s(), time.process_time(), time.perf_counter()
+        latencies = await _produce_steadily(tabs, seconds)
+        wall = time.perf_counter() - wall_before
+        p95 = _p95(latencies)
+        table[level] = {"p95_ms": round(p95, 1), "server_cpu": round((server.cpu_s() - cpu_before) / wall, 2),
+                        "client_cpu": round((time.process_time() - client_before) / wall, 2)}
+        if p95 >= 100:
+            break
+        best = level
+    for tab in tabs:
+        await tab.close()
+    first = table[min(table)]
+    return {"active_sessions_p95_under_100ms": best, "active_sessions_by_count": table,
+            "server_cpu_ms_per_active_session_s": 1000 * first["server_cpu"] / min(table)}
+
+
+async def _produce_steadily(tabs: list[Tab], seconds: float) -> list[float]:
+    latencies: list[float] = []
+    stop = time.perf_counter() + seconds
+
+    async def produce(tab: Tab, offset: float) -> None:
+        await asyncio.sleep(offset)
+        i = 0
+        while time.perf_counter() < stop:
+            start = time.perf_counter()
+            await tab.command("produce", {"topic": "t", "value": f"r{i}", "acks": 1})
+            latencies.append((time.perf_counter() - start) * 1000)
+            i += 1
+            await asyncio.sleep(max(0.0, 0.2 - (time.perf_counter() - start)))
+    await asyncio.gather(*(produce(tab, 0.2 * n / len(tabs)) for n, tab in enumerate(tabs)))
+    return latencies
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if ordered else float("nan")
+
+
+# -- the report -------------------------------------------------------------------------------
+async def measure(quick: bool) -> dict[str, object]:
+    figures: dict[str, object] = {}
+    with running_server() as server:
+        figures.update(await events_per_second(server, 0.5 if quick else 5.0))
+        figures.update(await step_latency(server, 3 if quick else 60))
+        figures.update(await idle_session_rss(server, 2 if quick else 20))
+    with running_server() as server:
+        figures.update(await active_sessions(server, (2,) if quick else ACTIVE_LEVELS, 0.5 if quick else 4.0))
+    figures["cpus"] = os.cpu_count()
+    figures["load_average"] = round(os.getloadavg()[0], 2)
+    return figures
+
+
+def report(figures: dict[str, object]) -> str:
+    lines = ["Kafka Lab web figures (server and client share this machine)"]
+    for key, (op, target) in TARGETS.items():
+        value = figures[key]
+        met = {">=": value >= target, "<": value < target, "<=": value <= target}[op]
+        lines.append(f"  {key:34} {value:>10.1f}   target {op} {target:<7} {'ok' if met else 'MISSED'}")
+    for key in ("events_covered_per_s", "frames_per_s", "step_latency_p50_ms", "clock_step_latency_p95_ms",
+                "server_rss_mb", "server_cpu_ms_per_active_session_s"):
+        lines.append(f"  {key:34} {figures[key]:>10.1f}")
+    lines.append("  by active sessions (p95 command latency, CPU shares):")
+    for count, row in figures["active_sessions_by_count"].items():
+        lines.append(f"    {count:>4}: {row['p95_ms']:>7.1f} ms  server {row['server_cpu']:.2f} CPU, "
+                     f"this client {row['client_cpu']:.2f} CPU")
+    lines.append(f"  machine: {figures['cpus']} CPUs, load average {figures['load_average']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lab.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument("--quick", action="store_true", help="tiny numbers: checks that it runs, measures nothing")
+    args = parser.parse_args(argv)
+    figures = asyncio.run(measure(args.quick))
+    print(json.dumps(figures) if args.json else report(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""The lab's WebSocket consumer: one per browser tab at ws/lab/<session uuid>/ (docs/lab-protocol.md).
+
+It only translates: a message's `type` picks a handler, the handler calls the session's
+LiveSession (lab.registry), which runs the engine in a worker thread and sends the events to
+every tab of the session. It decides no Kafka semantics. Every bad frame — not JSON, not an
+object, over 64 KiB, a wrong `v`, an unknown `type`, a missing field — gets an `error` message
+back; the socket and the session stay up. A tab whose visitor does not own the session is
+closed with code 4403.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from engine.scenarios.runner import ScenarioError, builtin_names, load_scenario
+from lab.host import HostError, Shape
+from lab.models import LabSession
+from lab.registry import PROTOCOL_VERSION, LiveSession, ack_frame, message, registry
+
+logger = logging.getLogger(__name__)
+
+MAX_FRAME_BYTES = 64 * 1024
+CLOSE_NOT_YOURS = 4403
+CLOSE_DELETED = 4404
+CLOCK_ACTIONS = ("play", "pause", "step", "step_until", "rewind", "speed")
+
+
+class ProtocolError(Exception):
+    """A message the protocol does not allow; answered with an `error`."""
+
+
+class LabConsumer(AsyncJsonWebsocketConsumer):
+    HANDLERS = {"command": "on_command", "clock": "on_clock", "load_scenario": "on_load_scenario",
+                "reset": "on_reset", "snapshot": "on_snapshot"}
+
+    live: LiveSession | None = None
+
+    async def connect(self) -> None:
+        await self.accept()
+        session_id: uuid.UUID = self.scope["url_route"]["kwargs"]["session_id"]
+        session = self.scope.get("session")
+        owner = getattr(session, "session_key", None)
+        if not owner or not await _owns(owner, session_id):
+            await self.close(code=CLOSE_NOT_YOURS)
+            return
+        self.live = await registry.attach(session_id, self)  # it sends `hello` first
+
+    async def disconnect(self, code: int) -> None:
+        if self.live is not None:
+            live, self.live = self.live, None
+            await registry.detach(live, self)
+
+    # -- in -----------------------------------------------------------------------------------
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        request: dict[str, Any] = {}
+        try:
+            request = _parse(text_data, bytes_data)
+            handler = self.HANDLERS.get(request.get("type"))
+            if handler is None:
+                raise ProtocolError(f"Unknown message type {request.get('type')!r} "
+                                    f"(known: {', '.join(self.HANDLERS)})")
+            if self.live is None:
+                raise ProtocolError("This socket is not attached to a lab session")
+            await getattr(self, handler)(request)
+        except ProtocolError as error:
+            await self._error(request, str(error), "INVALID_REQUEST")
+        except HostError as error:
+            await self._error(request, error.message, error.kafka_error)
+        except Exception:  # never let one message take the socket down
+            logger.exception("lab socket: %r failed", request.get("type"))
+            await self._error(request, "The server failed on that message (see its log)", "UNKNOWN_SERVER_ERROR")
+
+    async def on_command(self, request: dict[str, Any]) -> None:
+        command = _field(request, "command", str)
+        args = request.get("args", {})
+        if not isinstance(args, dict):
+            raise ProtocolError("'args' must be an object")
+        outcome = await self.live.command(command, args)
+        await self.send(text_data=ack_frame(request.get("id"), outcome.texts, outcome.result.dropped))
+
+    async def on_clock(self, request: dict[str, Any]) -> None:
+        action = request.get("action")
+        live, host = self.live, self.live.host
+        if action == "play":
+            await live.call(host.play, _speed(request, required=False))
+        elif action == "pause":
+            await live.call(host.pause)
+        elif action == "speed":
+            await live.call(host.set_speed, _speed(request, required=True))
+        elif action == "step":
+            await live.call(host.step)
+        elif action == "step_until":
+            await live.call(host.step_until, _field(request, "kind", str))
+        elif action == "rewind":
+            await live.rewind(_field(request, "to", int))
+        else:
+            raise ProtocolError(f"Unknown clock action {action!r} (known: {', '.join(CLOCK_ACTIONS)})")
+
+    async def on_load_scenario(self, request: dict[str, Any]) -> None:
+        scenario = request.get("scenario")
+        if isinstance(scenario, str):
+            if scenario not in builtin_names():
+                raise ProtocolError(f"No built-in scenario {scenario!r} (built-ins: {', '.join(builtin_names())})")
+            try:
+                scenario = load_scenario(scenario)
+            except ScenarioError as error:
+                raise ProtocolError(str(error)) from None
+        if not isinstance(scenario, dict):
+            raise ProtocolError("'scenario' must be a scenario object (or a built-in scenario's name)")
+        await self.live.load_scenario(scenario)
+
+    async def on_reset(self, request: dict[str, Any]) -> None:
+        current = self.live.host.shape
+        shape = Shape(brokers=request.get("brokers", current.brokers), seed=request.get("seed", current.seed),
+                      truncation=request.get("truncation", current.truncation),
+                      config=request.get("config", current.config) or {})
+        await self.live.reset(shape)
+
+    async def on_snapshot(self, request: dict[str, Any]) -> None:
+        await self.send(text_data=await self.live.state_text())
+
+    # -- out ----------------------------------------------------------------------------------
+    async def deliver(self, text: str) -> None:
+        """A message for every tab of the session (from its LiveSession), already JSON."""
+        await self.send(text_data=text)
+
+    async def end(self, code: int) -> None:
+        """The session is gone (deleted): close this tab."""
+        self.live = None
+        await self.close(code=code)
+
+    async def _error(self, request: dict[str, Any], text: str, kafka_error: str | None) -> None:
+        fields: dict[str, Any] = {"message": text, "kafka_error": kafka_error}
+        if isinstance(request, dict) and "id" in request:
+            fields["id"] = request["id"]
+        await self.send_json(message("error", **fields))
+
+
+def _parse(text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:
+    if text_data is None:
+        raise ProtocolError("Send JSON text frames, not binary ones")
+    if len(text_data) > MAX_FRAME_BYTES or len(text_data.encode("utf-8")) > MAX_FRAME_BYTES:
+        raise ProtocolError(f"A message may be at most {MAX_FRAME_BYTES // 1024} KiB")
+    try:
+        request = json.loads(text_data)
+    except ValueError as error:
+        raise ProtocolError(f"Not valid JSON: {error}") from None
+    if not isinstance(request, dict):
+        raise ProtocolError("A message is a JSON object with \"v\" and \"type\"")
+    if request.get("v") != PROTOCOL_VERSION:
+        raise ProtocolError(f"Unsupported protocol version {request.get('v')!r}: this server speaks v{PROTOCOL_VERSION}")
+    return request
+
+
+def _field(request: dict[str, Any], name: str, kind: type) -> Any:
+    value = request.get(name)
+    if value is None:
+        raise ProtocolError(f"{request.get('type')} needs a {name!r} field")
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ProtocolError(f"{name!r} must be {'a number' if kind is int else 'a ' + kind.__name__}, not {value!r}")
+    return value
+
+
+def _speed(request: dict[str, Any], *, required: bool) -> float | None:
+    speed = request.get("speed")
+    if speed is None and not required:
+        return None
+    if speed is None:
+        raise ProtocolError("speed needs a 'speed' field (0.1 to 10)")
+    if isinstance(speed, bool) or not isinstance(speed, (int, float)):
+        raise ProtocolError(f"'speed' must be a number, not {speed!r}")
+    return speed
+
+
+@database_sync_to_async
+def _owns(owner: str, session_id: uuid.UUID) -> bool:
+    return LabSession.objects.filter(pk=session_id, owner=owner).exists()

@@ -1,0 +1,646 @@
+"""The lab sessions this process serves: one SessionHost each, the tabs watching it, its live
+clock and the frames it sends.
+
+- A session's host is built on first use from the database — the shape and the command log of
+  its current generation, replayed up to the saved clock position — so a session resumes after a
+  restart exactly as it was (`build_host`). Django's models are used here and in the views,
+  never in lab.host.
+- Every host call runs in a worker thread (`asyncio.to_thread`) under the session's asyncio lock:
+  a busy cluster never stalls the event loop or another session, and one session's calls run
+  one at a time. Nothing on the event loop touches a host directly.
+- Frames go straight to the session's tabs (the consumers attached here), as JSON text made once
+  for all of them — not through a channel-layer group: a session's host and its tabs live in one
+  process anyway, and the layer's per-message hops (copy, queue, dispatch, a thread hop to close
+  DB connections) cost more than the rest of a frame. `events` frames are coalesced as
+  docs/lab-protocol.md says: at most one per KAFKA_LAB_FRAME_INTERVAL_MS, at most
+  KAFKA_LAB_MAX_EVENTS_PER_FRAME events (the newest), and after one that left events out a
+  `state` (at most one per KAFKA_LAB_STATE_INTERVAL_MS).
+- The command log is written by one background thread (JournalWriter), in order, in batches: a
+  command is answered without waiting for a database commit.
+- A session nobody watches is paused at once and dropped from memory after
+  KAFKA_LAB_IDLE_HOST_TTL_S; at most KAFKA_LAB_MAX_HOSTS stay in memory (the longest idle go
+  first). One process serves a session (several processes need sticky routing by session id).
+"""
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+import queue
+import shutil
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from lab.host import CommandRecord, Events, HostError, Journal, SessionHost, Shape
+from lab.limits import Limits
+from lab.models import LabCommand, LabSession
+from lab.snapshot import event_dict
+
+logger = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+POSITION_SAVE_INTERVAL_S = 5.0
+TICK_WORK_SHARE = 0.8  # of a frame interval a live tick may spend running the engine
+MAX_TICK_INTERVAL_S = 1.0  # a live clock with nothing due still ticks this often
+
+
+def session_dir(session_id: uuid.UUID) -> Path:
+    return Path(settings.KAFKA_LAB_DATA_DIR) / str(session_id)
+
+
+def message(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "type": kind, **fields}
+
+
+# -- the database side ------------------------------------------------------------------------
+class JournalWriter:
+    """One thread that writes the sessions' logs to the database, in order, a batch per
+    transaction: new command rows in one bulk insert, one position update per session. A command
+    is answered without waiting for the disk (with SQLite a commit costs ~20 ms); a crash of the
+    process may lose the last fraction of a second of the log."""
+
+    MAX_BATCH = 1000
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[_Write] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+
+    def submit(self, write: _Write) -> None:
+        """Queue a write: a LabCommand row to insert, a `_Position`, or any callable."""
+        with self._start_lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="lab-journal-writer", daemon=True)
+                self._thread.start()
+        self._queue.put(write)
+
+    def flush(self, timeout: float = 30.0) -> None:
+        """Wait until everything submitted so far is written."""
+        if self._thread is None:
+            return
+        done = threading.Event()
+        self._queue.put(done)
+        done.wait(timeout)
+
+    def _run(self) -> None:
+        while True:
+            batch = [self._queue.get()]
+            while len(batch) < self.MAX_BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                with transaction.atomic():
+                    _write_batch([w for w in batch if not isinstance(w, threading.Event)])
+            except Exception:  # noqa: BLE001 - the writer must outlive one bad batch
+                logger.exception("lab journal: a batch of %d writes failed", len(batch))
+                connection.close()
+            finally:
+                for marker in batch:
+                    if isinstance(marker, threading.Event):
+                        marker.set()
+
+
+@dataclass(frozen=True)
+class _Position:
+    session_id: uuid.UUID
+    step: int
+    time_ms: int
+
+
+_Write = Callable[[], None] | LabCommand | _Position | threading.Event
+
+
+def _write_batch(writes: list[_Write]) -> None:
+    """Apply `writes` in order; runs of rows and positions are grouped (rows inserted together,
+    only the last position of each session written)."""
+    rows: list[LabCommand] = []
+    positions: dict[uuid.UUID, _Position] = {}
+
+    def flush_group() -> None:
+        if rows:
+            LabCommand.objects.bulk_create(rows)
+            rows.clear()
+        if positions:
+            now = timezone.now()
+            LabSession.objects.bulk_update(
+                [LabSession(id=p.session_id, position_step=p.step, position_time_ms=p.time_ms, updated=now)
+                 for p in positions.values()], ["position_step", "position_time_ms", "updated"])
+            positions.clear()
+    for write in writes:
+        if isinstance(write, LabCommand):
+            rows.append(write)
+        elif isinstance(write, _Position):
+            positions[write.session_id] = write
+        else:
+            flush_group()
+            write()
+    flush_group()
+
+
+journal_writer = JournalWriter()
+
+
+class DatabaseJournal(Journal):
+    """Keeps a host's command log in LabCommand rows and its shape and position in LabSession;
+    through `writer` (in order, in the background), or at once when there is none."""
+
+    def __init__(self, session_id: uuid.UUID, generation: int, writer: JournalWriter | None = None) -> None:
+        self.session_id = session_id
+        self.generation = generation
+        self._writer = writer
+
+    def _write(self, write: _Write) -> None:
+        if self._writer is not None:
+            self._writer.submit(write)
+        else:
+            with transaction.atomic():
+                _write_batch([write])
+
+    def appended(self, record: CommandRecord, step: int, time_ms: int) -> None:
+        self._write(LabCommand(session_id=self.session_id, generation=self.generation, index=record.index,
+                               at_step=record.at_step, at_time_ms=record.at_time_ms, command=record.command,
+                               args=copy.deepcopy(record.args), tag=record.tag, error=record.error or "",
+                               kafka_error=record.kafka_error or ""))
+        self._write(_Position(self.session_id, step, time_ms))
+
+    def cut(self, from_index: int) -> None:
+        generation = self.generation
+        self._write(lambda: LabCommand.objects.filter(session_id=self.session_id, generation=generation,
+                                                      index__gte=from_index).delete())
+
+    def restarted(self, shape: Shape) -> None:
+        self.generation += 1
+        generation = self.generation
+
+        def write() -> None:
+            session = LabSession.objects.select_for_update().get(pk=self.session_id)
+            session.history = [*session.history, {"generation": session.generation, "brokers": session.brokers,
+                                                  "seed": session.seed, "truncation": session.truncation,
+                                                  "config": session.config}]
+            session.generation = generation
+            session.brokers, session.seed = shape.brokers, shape.seed
+            session.truncation, session.config = shape.truncation, dict(shape.config)
+            session.position_step = session.position_time_ms = 0
+            session.save()
+        self._write(write)
+
+    def positioned(self, step: int, time_ms: int) -> None:
+        """Where the clock stands (saved when a tab leaves, and every few seconds while live)."""
+        self._write(_Position(self.session_id, step, time_ms))
+
+
+def save_position(session_id: uuid.UUID, step: int, time_ms: int) -> None:
+    LabSession.objects.filter(pk=session_id).update(position_step=step, position_time_ms=time_ms,
+                                                    updated=timezone.now())
+
+
+def shape_of(session: LabSession) -> Shape:
+    return Shape(session.brokers, session.seed, session.truncation, dict(session.config or {}))
+
+
+def build_host(session_id: uuid.UUID, *, limits: Limits | None = None,
+               writer: JournalWriter | None = None) -> tuple[SessionHost, dict[str, Any]]:
+    """Rebuild a session's host by replaying its log into a fresh run dir (sync: run it in a thread).
+    Its journal writes through `writer`, or at once. Returns the host and the protocol's `hello.session`."""
+    if writer is not None:
+        writer.flush()  # an earlier host of this session may still have writes on the way
+    session = LabSession.objects.get(pk=session_id)
+    records = [CommandRecord(c.index, c.at_step, c.at_time_ms, c.command, c.args, c.tag,
+                             c.error or None, c.kafka_error or None)
+               for c in session.commands.filter(generation=session.generation).order_by("index")]
+    position = (session.position_step, session.position_time_ms) if session.position_step else None
+    root = session_dir(session_id)
+    shutil.rmtree(root, ignore_errors=True)  # run dirs left by an earlier process: this host replays anew
+    host = SessionHost(str(root), shape_of(session), limits=limits or Limits.from_settings(),
+                       journal=DatabaseJournal(session_id, session.generation, writer), log=records, position=position,
+                       max_events_per_call=settings.KAFKA_LAB_MAX_EVENTS_PER_FRAME)
+    return host, session.info()
+
+
+# -- one session in this process --------------------------------------------------------------
+@dataclass
+class Outcome:
+    """What a host call left for the tabs, gathered in the worker thread under the host's lock:
+    its events already as JSON texts (made there, off the event loop), and what else changed."""
+    result: Events
+    texts: list[str] = field(default_factory=list)
+    error: HostError | None = None
+    notices: list[dict[str, Any]] = field(default_factory=list)
+    timeline: dict[str, Any] | None = None
+    clock: dict[str, Any] | None = None
+    state: str | None = None        # a `state` message taken right after this call, when one was wanted
+    state_for_all: bool = False     # ...for every tab (else only for the caller)
+    hello: str | None = None        # a `hello` message, when asked for
+    mode: str = "paused"
+    position: tuple[int, int] = (0, 0)
+
+
+def _nothing() -> None:
+    """A host call that does nothing (to take a state or a hello between two calls)."""
+
+
+class Tab(Protocol):
+    """A browser tab's socket, as LiveSession sees it (lab.consumers.LabConsumer)."""
+
+    async def deliver(self, text: str) -> None:
+        """Send one message (JSON text) to the browser."""
+
+    async def end(self, code: int) -> None:
+        """Close the socket with `code`."""
+
+
+class LiveSession:
+    def __init__(self, session_id: uuid.UUID, host: SessionHost, info: dict[str, Any]) -> None:
+        self.session_id = session_id
+        self.host = host
+        self.info = info
+        self.sockets: set[Tab] = set()
+        self.idle_since: float | None = time.monotonic()
+        self.closed = False
+        self.mode = host.mode
+        self._lock = asyncio.Lock()          # one host call at a time
+        self._frame_interval = settings.KAFKA_LAB_FRAME_INTERVAL_MS / 1000
+        self._state_interval = settings.KAFKA_LAB_STATE_INTERVAL_MS / 1000
+        # Outgoing: events wait in `_pending` (the newest only) until the next frame is due; any
+        # other message first seals them into a frame, so that `_outbox` keeps the engine's order.
+        self._pending: deque[str] = deque(maxlen=settings.KAFKA_LAB_MAX_EVENTS_PER_FRAME)
+        self._pending_total = 0
+        self._outbox: deque[tuple[str, frozenset[Tab] | None]] = deque()  # (text, to whom: None = every tab)
+        self._timeline: dict[str, Any] | None = None
+        self._position = host.position()
+        self._timeline_version = host.timeline_version
+        self._clock_version = host.clock_version
+        self._last_frame = self._last_state = self._last_timeline = 0.0
+        self._state_owed = False             # a frame left events out: a `state` must follow
+        self._follow_up: asyncio.TimerHandle | None = None
+        self._wake: asyncio.Event | None = None
+        self._pump_task: asyncio.Task | None = None
+        self._tick_task: asyncio.Task | None = None
+        self._tick_wake: asyncio.Event | None = None
+        self._last_saved = time.monotonic()
+
+    # -- calls --------------------------------------------------------------------------------
+    async def call(self, fn: Callable[..., Events | None], *args: Any, state: str | None = None,
+                   hello: bool = False) -> Outcome:
+        """Run `fn(*args)` (a host method) in a worker thread under this session's lock and send
+        what it caused: events (coalesced), a changed timeline or clock, scenario notices. With
+        `state` ("all" or "caller") the outcome holds a `state` message taken after the call, sent
+        to every tab or left to the caller; with `hello` a `hello` message for the caller.
+        Raises HostError after sending the events of a failed command."""
+        async with self._lock:
+            if self.closed:
+                raise HostError("This lab session is no longer open here", None)
+            outcome = await asyncio.to_thread(self._run, fn, args, state, hello)
+        self._publish(outcome)
+        if self._tick_wake is not None and fn != self.host.tick:
+            self._tick_wake.set()  # something may be due sooner now
+        if outcome.error is not None:
+            raise outcome.error
+        return outcome
+
+    def _run(self, fn: Callable[..., Events | None], args: tuple, state: str | None, hello: bool) -> Outcome:
+        host = self.host
+        with host.lock:
+            try:
+                outcome = Outcome(fn(*args) or Events([]))
+            except HostError as error:
+                outcome = Outcome(error.events, error=error)
+            outcome.texts = [json.dumps(event_dict(e)) for e in outcome.result.events]
+            outcome.notices = host.take_notices()
+            outcome.mode, outcome.position = host.mode, host.position()
+            now = time.monotonic()
+            if host.timeline_version != self._timeline_version and (
+                    hello or now - self._last_timeline >= self._state_interval):
+                self._timeline_version, self._last_timeline = host.timeline_version, now
+                outcome.timeline = host.timeline()
+            if host.clock_version != self._clock_version:
+                self._clock_version = host.clock_version
+                outcome.clock = host.clock()
+            state_due = self._state_owed and now - self._last_state >= self._state_interval
+            if state or state_due:
+                outcome.state_for_all = state == "all" or state_due
+                outcome.state = json.dumps(message("state", state=host.snapshot(), step=outcome.position[0],
+                                                   time_ms=outcome.position[1]))
+            if hello:
+                self.info = {**self.info, **_shape_info(host)}
+                outcome.hello = json.dumps(message("hello", session=self.info, state=host.snapshot(),
+                                                   timeline=host.timeline(), clock=host.clock()))
+        return outcome
+
+    def _publish(self, outcome: Outcome) -> None:
+        """Queue what a call caused, in order (no await: nothing can come in between)."""
+        self.mode, self._position = outcome.mode, outcome.position
+        if outcome.texts or outcome.result.dropped:
+            self._pending.extend(outcome.texts)
+            self._pending_total += len(outcome.texts) + outcome.result.dropped
+        if outcome.timeline is not None:
+            self._timeline = outcome.timeline
+        if outcome.state is not None and outcome.state_for_all:
+            self._post(outcome.state)
+            self._state_owed, self._last_state = False, time.monotonic()
+        if outcome.clock is not None:
+            self._post(json.dumps(message("clock", **outcome.clock)))
+        for notice in outcome.notices:
+            self._post(json.dumps(message("error", message=notice["message"], kafka_error=notice["kafka_error"])))
+        self._wake_pump()
+        if self.mode == "live" and self._tick_task is None and self.sockets:
+            self._tick_task = asyncio.create_task(self._tick_loop())
+
+    # -- the protocol's operations ---------------------------------------------------------------
+    async def join(self, tab: Tab) -> None:
+        """A new tab: `hello` first (the session, its state, timeline and clock), then every frame
+        after that state — none from before it."""
+        outcome = await self.call(_nothing, hello=True)
+        self._seal()
+        everyone = frozenset(self.sockets)
+        self._outbox = deque((text, everyone if to is None else to) for text, to in self._outbox)
+        self.sockets.add(tab)
+        self.idle_since = None
+        await tab.deliver(outcome.hello)  # no await before it: nothing can overtake it
+
+    async def command(self, command: str, args: dict) -> Outcome:
+        return await self.call(self.host.apply, command, args)
+
+    async def rewind(self, to_step: int) -> None:
+        """Rewind; a `state` follows (the replay's events are not sent)."""
+        await self.call(self.host.rewind, to_step, state="all")
+
+    async def reset(self, shape: Shape) -> None:
+        await self._restart(self.host.reset, shape)
+
+    async def load_scenario(self, scenario: dict) -> None:
+        await self._restart(self.host.load_scenario, scenario)
+
+    async def _restart(self, fn: Callable[..., Events], arg: Any) -> None:
+        outcome = await self.call(fn, arg, hello=True)
+        self._pending.clear()
+        self._pending_total = 0
+        self._post(outcome.hello)
+        self._wake_pump()
+
+    async def state_text(self) -> str:
+        """A `state` message, as JSON text (for one tab that asked)."""
+        outcome = await self.call(_nothing, state="caller")
+        return outcome.state
+
+    async def save_position(self) -> None:
+        journal = self.host.journal
+        if isinstance(journal, DatabaseJournal):
+            journal.positioned(*self._position)
+        self._last_saved = time.monotonic()
+
+    # -- the live clock -------------------------------------------------------------------------
+    async def _tick_loop(self) -> None:
+        """While live: tick when something is due (at most once a frame interval, at least once a
+        second), or at once when a call may have made something due sooner."""
+        self._tick_wake = asyncio.Event()
+        try:
+            while not self.closed and self.sockets and self.mode == "live":
+                self._tick_wake.clear()
+                ticked = time.monotonic()
+                outcome = await self.call(self.host.tick, None, self._frame_interval * 1000 * TICK_WORK_SHARE)
+                due = outcome.result.next_due_ms
+                wait = MAX_TICK_INTERVAL_S if due is None else min(max(due / 1000, self._frame_interval),
+                                                                   MAX_TICK_INTERVAL_S)
+                try:
+                    await asyncio.wait_for(self._tick_wake.wait(), wait)
+                    # woken by a call (it caught the clock up itself): tick again a frame interval on
+                    await asyncio.sleep(max(0.0, ticked + self._frame_interval - time.monotonic()))
+                except asyncio.TimeoutError:
+                    pass
+                if time.monotonic() - self._last_saved > POSITION_SAVE_INTERVAL_S:
+                    await self.save_position()
+        except HostError:
+            pass  # closed under us
+        except Exception:  # never let a clock die silently: tell the tabs, pause
+            logger.exception("lab session %s: the live clock failed", self.session_id)
+            self._post(json.dumps(message("error", message="The live clock failed; it is paused (see the server log)",
+                                          kafka_error="UNKNOWN_SERVER_ERROR")))
+            self._wake_pump()
+            try:
+                await self.call(self.host.pause)
+            except Exception:  # noqa: BLE001 - already reported
+                self.mode = "paused"
+        finally:
+            self._tick_task = None
+
+    # -- frames ---------------------------------------------------------------------------------
+    def _post(self, text: str) -> None:
+        """Queue a message after the events before it."""
+        self._seal()
+        self._outbox.append((text, None))
+
+    def _seal(self) -> None:
+        """Turn the waiting events into an `events` frame (and the timeline after it, if it changed)."""
+        if self._pending or self._pending_total:
+            coalesced = self._pending_total - len(self._pending)
+            self._outbox.append((events_frame(list(self._pending), coalesced, *self._position), None))
+            self._pending.clear()
+            self._pending_total = 0
+            self._last_frame = time.monotonic()
+            self._state_owed = self._state_owed or coalesced > 0
+        if self._timeline is not None:
+            self._outbox.append((json.dumps(message("timeline", **self._timeline)), None))
+            self._timeline = None
+
+    def _wake_pump(self) -> None:
+        if self._pump_task is None:
+            self._wake = asyncio.Event()
+            self._pump_task = asyncio.create_task(self._pump())
+        self._wake.set()
+
+    async def _pump(self) -> None:
+        """Send what is queued: at most one events frame per frame interval; a `state` after a
+        frame that left events out, at most one per state interval."""
+        while not self.closed:
+            await self._wake.wait()
+            self._wake.clear()
+            due = self._last_frame + self._frame_interval - time.monotonic()
+            if (self._pending or self._pending_total) and due > 0:
+                await asyncio.sleep(due)
+            self._seal()
+            while self._outbox:
+                await self._send_text(*self._outbox.popleft())
+            self._plan_follow_up()
+
+    def _plan_follow_up(self) -> None:
+        """A `state` owed, or a timeline changed since the last one sent: both go out at most once
+        per KAFKA_LAB_STATE_INTERVAL_MS, taken by the next host call — make sure one comes then."""
+        wants = []
+        if self._state_owed:
+            wants.append(self._last_state + self._state_interval)
+        if self.host.timeline_version != self._timeline_version:
+            wants.append(self._last_timeline + self._state_interval)
+        if not wants or self._follow_up is not None:
+            return
+        delay = max(min(wants) - time.monotonic(), self._frame_interval)
+        self._follow_up = asyncio.get_running_loop().call_later(delay, self._follow_up_now)
+
+    def _follow_up_now(self) -> None:
+        self._follow_up = None
+        if not self.closed:
+            asyncio.ensure_future(self._call_quietly())
+
+    async def _call_quietly(self) -> None:
+        try:
+            await self.call(_nothing)
+        except HostError:
+            pass
+
+    async def _send_text(self, text: str, to: frozenset[Tab] | None = None) -> None:
+        for tab in [t for t in self.sockets if to is None or t in to]:
+            try:
+                await tab.deliver(text)
+            except Exception:  # noqa: BLE001 - a tab that went away must not stop the others
+                logger.debug("lab session %s: a tab could not take a frame", self.session_id, exc_info=True)
+
+    # -- the end --------------------------------------------------------------------------------
+    async def close(self, close_code: int | None = None) -> None:
+        async with self._lock:
+            self.closed = True
+            if self._pump_task is not None:
+                self._pump_task.cancel()
+            if self._follow_up is not None:
+                self._follow_up.cancel()
+            await asyncio.to_thread(self.host.close)
+        if close_code is not None:
+            for tab in list(self.sockets):
+                await tab.end(close_code)
+
+
+def _shape_info(host: SessionHost) -> dict[str, Any]:
+    shape = host.shape
+    return {"brokers": shape.brokers, "seed": shape.seed, "truncation": shape.truncation,
+            "config": dict(shape.config), "generation": getattr(host.journal, "generation", 1)}
+
+
+def events_frame(texts: list[str], coalesced: int, step: int, time_ms: int) -> str:
+    """An `events` message from events already in JSON (joining them is all the event loop does)."""
+    return (f'{{"v": {PROTOCOL_VERSION}, "type": "events", "events": [{", ".join(texts)}], '
+            f'"step": {step}, "time_ms": {time_ms}, "coalesced": {coalesced}}}')
+
+
+def ack_frame(request_id: Any, texts: list[str], coalesced: int) -> str:
+    """An `ack` message, its events already in JSON."""
+    return (f'{{"v": {PROTOCOL_VERSION}, "type": "ack", "id": {json.dumps(request_id)}, '
+            f'"events": [{", ".join(texts)}], "coalesced": {coalesced}}}')
+
+
+def get_host(session_id: uuid.UUID) -> SessionHost | None:
+    """The SessionHost of a session this process serves (None if no tab has loaded it). Read its
+    `cluster` only while holding its `lock` (a threading.RLock)."""
+    live = registry.get(session_id)
+    return live.host if live is not None and not live.closed else None
+
+
+# -- every session in this process ------------------------------------------------------------
+class Registry:
+    def __init__(self) -> None:
+        self._live: dict[uuid.UUID, LiveSession] = {}
+        self._loading: dict[uuid.UUID, asyncio.Future] = {}
+
+    def get(self, session_id: uuid.UUID) -> LiveSession | None:
+        return self._live.get(session_id)
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    async def attach(self, session_id: uuid.UUID, tab: Tab) -> LiveSession:
+        """The session's LiveSession (built from the DB if this process has none), watched by one more tab."""
+        while True:
+            live = self._live.get(session_id)
+            if live is not None and live.closed:
+                await asyncio.sleep(0.01)  # being dropped: build it again once it is gone
+                continue
+            live = live or await self._load(session_id)
+            try:
+                await live.join(tab)
+                return live
+            except HostError:
+                if not live.closed:
+                    raise
+
+    async def _load(self, session_id: uuid.UUID) -> LiveSession:
+        loading = self._loading.get(session_id)
+        if loading is not None:
+            return await asyncio.shield(loading)
+        loading = self._loading[session_id] = asyncio.get_running_loop().create_future()
+        try:
+            host, info = await asyncio.to_thread(build_host, session_id, writer=journal_writer)
+            live = self._live[session_id] = LiveSession(session_id, host, info)
+            loading.set_result(live)
+        except BaseException as error:
+            loading.set_exception(error)
+            loading.exception()  # retrieved: no "never retrieved" warning when nobody else waited
+            raise
+        finally:
+            del self._loading[session_id]
+        await self._evict_beyond_capacity()
+        return live
+
+    async def detach(self, live: LiveSession, tab: Tab) -> None:
+        """One tab fewer. With none left the clock pauses, the position is saved, and the host is
+        dropped after KAFKA_LAB_IDLE_HOST_TTL_S unless a tab comes back."""
+        live.sockets.discard(tab)
+        if live.sockets or live.closed:
+            return
+        live.idle_since = time.monotonic()
+        try:
+            await live.call(live.host.pause)
+            await live.save_position()
+        except HostError:
+            return
+        ttl = settings.KAFKA_LAB_IDLE_HOST_TTL_S
+        if ttl <= 0:
+            await self._drop_if_idle(live, 0)
+        else:
+            asyncio.get_running_loop().call_later(ttl, lambda: asyncio.ensure_future(self._drop_if_idle(live, ttl)))
+
+    async def _drop_if_idle(self, live: LiveSession, ttl: float) -> None:
+        if live.sockets or live.idle_since is None or time.monotonic() - live.idle_since < ttl * 0.99:
+            return
+        await self.drop(live.session_id)
+
+    async def _evict_beyond_capacity(self) -> None:
+        idle = sorted((s for s in self._live.values() if not s.sockets and s.idle_since is not None),
+                      key=lambda s: s.idle_since)
+        for live in idle[:max(0, len(self._live) - settings.KAFKA_LAB_MAX_HOSTS)]:
+            await self.drop(live.session_id)
+
+    async def drop(self, session_id: uuid.UUID, *, close_code: int | None = None) -> None:
+        """Forget a session here: its cluster is shut down and its run dir deleted (the log stays in
+        the DB). With `close_code`, its tabs are closed with it (the session was deleted)."""
+        live = self._live.get(session_id)
+        if live is not None:
+            await live.close(close_code)  # stays listed while it closes: a tab arriving now waits for it
+            if self._live.get(session_id) is live:
+                del self._live[session_id]
+
+    async def reset(self, session_id: uuid.UUID, shape: Shape) -> bool:
+        """Reset a session served here (a view's "reset"); False if none is, then the caller resets the DB."""
+        live = self._live.get(session_id)
+        if live is None:
+            return False
+        await live.reset(shape)
+        return True
+
+    async def close_all(self) -> None:
+        """Drop every session (its log written to the end): for tests and shutdown."""
+        for session_id in list(self._live):
+            await self.drop(session_id)
+        await asyncio.to_thread(journal_writer.flush)
+
+
+registry = Registry()

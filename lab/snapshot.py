@@ -1,0 +1,78 @@
+"""The lab's view of a cluster at one instant, in the shape docs/lab-protocol.md gives `state`.
+
+Built from live engine objects, cheaply: each replica's newest records are read from the tail of
+its Log (at most RECORDS_PER_REPLICA), never the whole log as `Cluster.state()` does. Pure
+functions over the engine; no Django.
+"""
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from engine import events as ev
+from engine.broker.log import Log
+from engine.cluster import Cluster
+from engine.groups.describe import describe_groups
+from engine.replication.controller import partition_path
+
+RECORDS_PER_REPLICA = 200
+
+
+def snapshot(cluster: Cluster) -> dict[str, Any]:
+    controller = cluster.controller_id()
+    return {
+        "time_ms": cluster.now_ms,
+        "step": cluster.scheduler.steps,
+        "controller": controller,
+        "brokers": [{"id": b.id, "alive": b.alive, "controller": b.id == controller,
+                     "paused_fetcher": b.fetchers_paused} for b in cluster.brokers.values()],
+        "links_cut": [list(link) for link in cluster.network.cut_links()],
+        "topics": [{"topic": t.name, "partitions": t.partitions, "replication_factor": t.replication_factor,
+                    "config": dict(t.config)} for t in cluster.topics.values()],
+        "partitions": [_partition(cluster, topic, p) for topic, p in cluster.all_partitions()],
+        "groups": describe_groups(cluster),
+        "produced_count": len(cluster.produced) + sum(len(p.produced()) for p in cluster.producers.values()),
+        "event_count": cluster.bus.count,
+    }
+
+
+def _partition(cluster: Cluster, topic: str, p: int) -> dict[str, Any]:
+    state = cluster.store.get(partition_path(topic, p))[0]
+    leader = state["leader"]
+    leader_part = cluster.brokers[leader].partitions.get((topic, p)) if leader >= 0 else None
+    replica_states = {}
+    for replica in state["replicas"]:
+        part = cluster.brokers[replica].partitions.get((topic, p))
+        if part is None:
+            replica_states[str(replica)] = {"alive": False}
+            continue
+        replica_states[str(replica)] = {
+            "alive": True, "log_start_offset": part.log.log_start_offset,
+            "log_end_offset": part.log_end_offset, "high_watermark": part.high_watermark,
+            "leader_epoch_cache": [list(e) for e in part.epoch_cache.entries],
+            "records": tail_records(part.log)}
+    return {"topic": topic, "partition": p, "leader": leader, "leader_epoch": state["leader_epoch"],
+            "isr": list(state["isr"]), "replicas": list(state["replicas"]),
+            "high_watermark": leader_part.high_watermark if leader_part is not None else -1,
+            "replica_states": replica_states}
+
+
+def tail_records(log: Log, count: int = RECORDS_PER_REPLICA) -> list[dict[str, Any]]:
+    """The last `count` records of `log` (fewer if it holds fewer), oldest first."""
+    start = max(log.log_start_offset, log.log_end_offset - count)
+    return [{"offset": r.offset, "key": ev.text(r.key), "value": ev.text(r.value)}
+            for r in log.records_from(start)][-count:]
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def event_dict(event: ev.Event) -> dict[str, Any]:
+    """`event.to_dict()` without `dataclasses.asdict`'s deep copy (five times faster; the result is
+    serialised at once, so sharing the event's lists is safe)."""
+    names = _FIELDS.get(type(event))
+    if names is None:
+        names = _FIELDS[type(event)] = tuple(f.name for f in fields(event))
+    data = {name: getattr(event, name) for name in names}
+    data["kind"] = event.kind
+    return data

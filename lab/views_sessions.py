@@ -1,0 +1,164 @@
+"""Function views of lab sessions: create, list, open (resume), reset, delete.
+
+A visitor is their Django session (no accounts yet): the session key owns the lab sessions they
+create, and every view below answers 404 for a lab session someone else owns. Opening a session
+renders `lab/session.html`; its page then talks to the server over the WebSocket in lab.consumers.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import uuid
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django import forms
+from django.db.models import Count, F, Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+import lab
+from engine.broker.errors import InvalidConfigError
+from engine.cluster import Cluster, ClusterError
+from lab.consumers import CLOSE_DELETED
+from lab.host import Shape
+from lab.limits import Limits
+from lab.models import TRUNCATION_CHOICES, LabSession
+from lab.registry import DatabaseJournal, journal_writer, registry, session_dir, shape_of
+
+MAX_SEED = 2**63 - 1
+
+
+class ShapeForm(forms.Form):
+    """A cluster's shape: what a session (or a reset) starts from."""
+    brokers = forms.IntegerField(min_value=1, initial=3, help_text="1 to 9 brokers")
+    seed = forms.IntegerField(min_value=0, max_value=MAX_SEED, initial=1,
+                              help_text="every random choice (network delays, elections) follows from it")
+    truncation = forms.ChoiceField(choices=TRUNCATION_CHOICES, initial="leader-epoch",
+                                   help_text="how a returning follower truncates its log")
+    config = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
+                             help_text='optional Kafka settings as JSON, e.g. {"min.insync.replicas": 2}')
+
+    def clean_brokers(self) -> int:
+        brokers = self.cleaned_data["brokers"]
+        limit = Limits.from_settings().max_brokers
+        if brokers > limit:
+            raise forms.ValidationError(f"A lab session has at most {limit} brokers.")
+        return brokers
+
+    def clean_config(self) -> dict:
+        text = (self.cleaned_data.get("config") or "").strip()
+        if not text:
+            return {}
+        try:
+            config = json.loads(text)
+        except ValueError as error:
+            raise forms.ValidationError(f"Not valid JSON: {error}") from None
+        if not isinstance(config, dict):
+            raise forms.ValidationError('The config is a JSON object, like {"min.insync.replicas": 2}.')
+        return config
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if not self.errors:
+            error = _cluster_error(self.shape())
+            if error:
+                self.add_error("config", error)
+        return data
+
+    def shape(self) -> Shape:
+        data = self.cleaned_data
+        return Shape(data["brokers"], data["seed"], data["truncation"], data.get("config") or {})
+
+
+class NewSessionForm(ShapeForm):
+    name = forms.CharField(max_length=100, initial="My Kafka lab")
+    field_order = ["name", "brokers", "seed", "truncation", "config"]
+
+
+@require_http_methods(["GET", "POST"])
+def new_session(request: HttpRequest) -> HttpResponse:
+    form = NewSessionForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        shape = form.shape()
+        session = LabSession.objects.create(owner=_visitor_key(request), name=form.cleaned_data["name"],
+                                            brokers=shape.brokers, seed=shape.seed, truncation=shape.truncation,
+                                            config=shape.config)
+        return redirect("session_open", session_id=session.id)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "lab/new_session.html", _context(form=form), status=status)
+
+
+def session_list(request: HttpRequest) -> HttpResponse:
+    key = request.session.session_key
+    sessions = LabSession.objects.filter(owner=key).annotate(
+        command_count=Count("commands", filter=Q(commands__generation=F("generation")))) if key else []
+    return render(request, "lab/sessions.html", _context(sessions=sessions))
+
+
+def session_open(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    session = _owned(request, session_id)
+    scheme = "wss" if request.is_secure() else "ws"
+    ws_url = f"{scheme}://{request.get_host()}/ws/lab/{session.id}/"
+    return render(request, "lab/session.html", _context(session=session, ws_url=ws_url,
+                                                        limits=Limits.from_settings().to_dict()))
+
+
+@require_POST
+def session_reset(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """A fresh cluster: same shape unless the form says otherwise; the old log is kept as history."""
+    session = _owned(request, session_id)
+    current = shape_of(session)
+    data = {"brokers": current.brokers, "seed": current.seed, "truncation": current.truncation,
+            "config": json.dumps(current.config), **request.POST.dict()}
+    form = ShapeForm(data)
+    if not form.is_valid():
+        return render(request, "lab/sessions.html", _context(
+            sessions=[session], reset_errors=form.errors), status=400)
+    if registry.get(session.id) is None or not async_to_sync(registry.reset)(session.id, form.shape()):
+        DatabaseJournal(session.id, session.generation).restarted(form.shape())
+    return redirect("session_open", session_id=session.id)
+
+
+@require_POST
+def session_delete(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    session = _owned(request, session_id)
+    if registry.get(session.id) is not None:
+        async_to_sync(registry.drop)(session.id, close_code=CLOSE_DELETED)
+    journal_writer.flush()  # nothing of this session may be written after it is gone
+    session.delete()
+    shutil.rmtree(session_dir(session_id), ignore_errors=True)
+    return redirect("session_list")
+
+
+def _owned(request: HttpRequest, session_id: uuid.UUID) -> LabSession:
+    return get_object_or_404(LabSession, pk=session_id, owner=request.session.session_key or "-")
+
+
+def _visitor_key(request: HttpRequest) -> str:
+    """The visitor's Django session key, creating the session (and its cookie) on first use."""
+    request.session["lab_visitor"] = True
+    if not request.session.session_key:
+        request.session.save()
+    return request.session.session_key
+
+
+def _context(**extra: Any) -> dict[str, Any]:
+    return {"version": lab.__version__, "limits": Limits.from_settings().to_dict(),
+            "new_url": reverse("session_new"), **extra}
+
+
+def _cluster_error(shape: Shape) -> str:
+    """Why a cluster of this shape cannot be built ("" if it can): try it, in a scratch dir."""
+    scratch = tempfile.mkdtemp(prefix="lab-shape-")
+    try:
+        Cluster(brokers=shape.brokers, data_dir=scratch, seed=shape.seed, config=dict(shape.config),
+                truncation=shape.truncation).close()
+    except (ClusterError, InvalidConfigError, ValueError, TypeError) as error:
+        return str(error)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return ""

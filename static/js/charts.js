@@ -1,0 +1,136 @@
+// Charts over virtual time (plotly, served by the lab itself and loaded on first use): records
+// produced and consumed per second, consumer lag per partition, ISR size per partition. The
+// series are collected from events all the time (cheap); plotly redraws only while the tab shows.
+
+import { lagSamples } from "./group-view.js";
+import { isInternal, partitionLabel, sortedPartitions } from "./lab-state.js";
+
+const BUCKET_MS = 1000;
+const REDRAW_MS = 700;
+const CONSUME_KIND = /poll|consum|fetched/i;
+
+function loadScript(url) {
+  return new Promise((resolve, reject) => {
+    if (window.Plotly) { resolve(window.Plotly); return; }
+    const script = document.createElement("script");
+    script.src = url;
+    script.onload = () => resolve(window.Plotly);
+    script.onerror = () => reject(new Error(`could not load ${url}`));
+    document.head.append(script);
+  });
+}
+
+export class Charts {
+  constructor(root, plotlyUrl) {
+    this.root = root;
+    this.plotlyUrl = plotlyUrl;
+    this.visible = false;
+    this.lastDraw = 0;
+    this.dirty = true;
+    this.nowMs = 0;
+    this.reset();
+  }
+
+  reset() {
+    this.produced = new Map();     // bucket -> records
+    this.consumed = new Map();
+    this.isr = new Map();          // "t-0" -> [[time_s, size]]
+    this.lag = new Map();          // "group t-0" -> [[time_s, lag]]
+    this.dirty = true;
+  }
+
+  // Forget what happened after virtual time `timeMs` (after a rewind).
+  cutAfter(timeMs) {
+    const bucket = Math.floor(timeMs / BUCKET_MS);
+    for (const map of [this.produced, this.consumed]) for (const b of Array.from(map.keys())) if (b > bucket) map.delete(b);
+    for (const map of [this.isr, this.lag]) for (const [k, pts] of map) map.set(k, pts.filter(([t]) => t <= timeMs / 1000));
+    this.dirty = true;
+  }
+
+  _push(map, key, t, value) {
+    const pts = map.get(key) || [];
+    const last = pts[pts.length - 1];
+    if (last && last[1] === value) return;
+    if (last && last[0] === t) last[1] = value; else pts.push([t, value]);
+    if (pts.length > 5000) pts.splice(0, pts.length - 5000);
+    map.set(key, pts);
+    this.dirty = true;
+  }
+
+  setNow(timeMs) {
+    if (timeMs !== this.nowMs) { this.nowMs = timeMs; this.dirty = true; }
+  }
+
+  onSnapshot(view) {
+    const t = view.time_ms / 1000;
+    for (const p of sortedPartitions(view, { internal: false })) this._push(this.isr, partitionLabel(p.topic, p.partition), t, p.isr.length);
+    this.sampleLag(view);
+  }
+
+  sampleLag(view) {
+    const t = view.time_ms / 1000;
+    for (const s of lagSamples(view)) this._push(this.lag, `${s.group} ${s.tp}`, t, s.lag);
+  }
+
+  onEvents(events) {
+    for (const e of events) {
+      const bucket = Math.floor(e.time_ms / BUCKET_MS);
+      if (isInternal(e.topic ?? "")) continue;   // __consumer_offsets: bookkeeping, not traffic
+      if (e.kind === "records_appended" && e.role === "leader") {
+        this.produced.set(bucket, (this.produced.get(bucket) || 0) + (e.records_count || 0));
+        this.dirty = true;
+      } else if (CONSUME_KIND.test(e.kind) && e.kind !== "records_appended") {
+        const n = e.records_count ?? e.count ?? (Array.isArray(e.records) ? e.records.length : 0);
+        if (n) { this.consumed.set(bucket, (this.consumed.get(bucket) || 0) + n); this.dirty = true; }
+      }
+      if (["isr_shrunk", "isr_expanded", "leader_elected", "partition_offline"].includes(e.kind) && Array.isArray(e.isr)) {
+        this._push(this.isr, partitionLabel(e.topic, e.partition), e.time_ms / 1000, e.isr.length);
+      }
+    }
+  }
+
+  setVisible(visible) {
+    this.visible = visible;
+    if (visible) this.draw(true);
+  }
+
+  async draw(force = false) {
+    if (!this.visible || (!force && (!this.dirty || performance.now() - this.lastDraw < REDRAW_MS))) return;
+    this.lastDraw = performance.now();
+    this.dirty = false;
+    let Plotly;
+    try {
+      Plotly = await loadScript(this.plotlyUrl);
+    } catch (error) {
+      this.root.querySelector("[data-chart=status]").textContent = `Charts unavailable: ${error.message}`;
+      return;
+    }
+    this.root.querySelector("[data-chart=status]").textContent = "";
+    const base = {
+      margin: { l: 56, r: 16, t: 44, b: 96 }, height: 300, font: { size: 14, color: "#1d2330" },
+      paper_bgcolor: "#ffffff", plot_bgcolor: "#ffffff", legend: { orientation: "h", x: 0, y: -0.42, yanchor: "top" },
+      xaxis: { title: { text: "virtual time (s)", standoff: 6 }, zeroline: false },
+    };
+    const config = { displaylogo: false, displayModeBar: false, responsive: true };
+    const bars = (map, name, color) => {
+      const keys = Array.from(map.keys()).sort((a, b) => a - b);
+      return { type: "bar", name, x: keys.map((k) => (k + 0.5) * BUCKET_MS / 1000), y: keys.map((k) => map.get(k) * 1000 / BUCKET_MS), marker: { color } };
+    };
+    // Step lines run on to the present: a value holds until it changes.
+    const nowS = this.nowMs / 1000;
+    const steps = (map) => Array.from(map.entries()).map(([name, pts]) => {
+      const last = pts[pts.length - 1];
+      const all = last && last[0] < nowS ? [...pts, [nowS, last[1]]] : pts;
+      return { type: "scatter", mode: "lines", line: { shape: "hv", width: 3 }, name, x: all.map((p) => p[0]), y: all.map((p) => p[1]) };
+    });
+    base.xaxis = { ...base.xaxis, range: [0, Math.max(1, nowS * 1.02)] };
+    await Plotly.react(this.root.querySelector("[data-chart=rate]"),
+      [bars(this.produced, "produced", "#2f5fd0"), bars(this.consumed, "consumed", "#1f7a45")],
+      { ...base, title: { text: "Records per second 生产/消费速率" }, barmode: "group", yaxis: { title: { text: "records/s" }, rangemode: "tozero" } }, config);
+    await Plotly.react(this.root.querySelector("[data-chart=lag]"), steps(this.lag),
+      { ...base, title: { text: "Consumer lag per partition 积压" }, yaxis: { title: { text: "records" }, rangemode: "tozero" },
+        annotations: this.lag.size ? [] : [{ text: "no committed offsets yet", showarrow: false, xref: "paper", yref: "paper", x: 0.5, y: 0.5 }] }, config);
+    await Plotly.react(this.root.querySelector("[data-chart=isr]"), steps(this.isr),
+      { ...base, title: { text: "ISR size per partition ISR 大小" }, yaxis: { title: { text: "replicas in sync" }, rangemode: "tozero", dtick: 1 } }, config);
+  }
+}

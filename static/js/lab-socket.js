@@ -1,0 +1,130 @@
+// The lab's WebSocket client (docs/lab-protocol.md, schema v1): connects, sends commands and
+// clock moves, hands each server message to the handler named after its type, and reconnects
+// with backoff. The server answers a reconnect with `hello`, so nothing is lost but animation.
+// Close codes 4000–4999 are the server refusing (4403: not your session): no reconnect then.
+
+export const PROTOCOL_VERSION = 1;
+const CLOSE_REASONS = {
+  4403: "this lab session belongs to another browser (or your browser's session cookie changed)",
+  4404: "this lab session was deleted",
+};
+const MAX_FRAME_BYTES = 64 * 1024;
+const ACK_TIMEOUT_MS = 30000;
+
+export function socketUrl(raw) {
+  if (/^wss?:\/\//.test(raw)) return raw;
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  return `${scheme}//${location.host}${raw.startsWith("/") ? "" : "/"}${raw}`;
+}
+
+export class LabSocket {
+  // handlers: {hello, events, state, timeline, clock, ack, error, status(statusName, detail), unknown}
+  constructor(url, handlers) {
+    this.url = socketUrl(url);
+    this.handlers = handlers;
+    this.ws = null;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.backoffMs = 500;
+    this.stopped = false;
+    this.status = "connecting";
+  }
+
+  connect() {
+    this._setStatus("connecting");
+    let ws;
+    try {
+      ws = new WebSocket(this.url);
+    } catch (error) {
+      this._setStatus("closed", String(error));
+      return;
+    }
+    this.ws = ws;
+    ws.addEventListener("open", () => { this.backoffMs = 500; this._setStatus("open"); });
+    ws.addEventListener("message", (message) => this._receive(message.data));
+    ws.addEventListener("close", (close) => this._closed(close));
+  }
+
+  _closed(close) {
+    this.ws = null;
+    for (const [, p] of this.pending) p.reject(new Error("connection closed"));
+    this.pending.clear();
+    if (close.code >= 4000 && close.code < 5000) {
+      this.stopped = true;
+      this._setStatus("refused", close.reason || CLOSE_REASONS[close.code] || `closed by the server (code ${close.code})`);
+      return;
+    }
+    if (this.stopped) { this._setStatus("closed"); return; }
+    const delay = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, 8000);
+    this._setStatus("reconnecting", `in ${Math.round(delay / 100) / 10} s`);
+    setTimeout(() => { if (!this.stopped) this.connect(); }, delay);
+  }
+
+  close() {
+    this.stopped = true;
+    if (this.ws) this.ws.close(1000);
+  }
+
+  _setStatus(status, detail = "") {
+    this.status = status;
+    this.handlers.status?.(status, detail);
+  }
+
+  _receive(data) {
+    let message;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      this.handlers.error?.({ message: "The server sent something that is not JSON", kafka_error: null });
+      return;
+    }
+    if (message.type === "ack" || (message.type === "error" && message.id !== undefined && message.id !== null)) {
+      const pending = this.pending.get(message.id);
+      if (pending) {
+        this.pending.delete(message.id);
+        clearTimeout(pending.timer);
+        if (message.type === "ack") pending.resolve(message);
+        else pending.reject(Object.assign(new Error(message.message), { kafka_error: message.kafka_error, handled: true }));
+      }
+    }
+    const handler = this.handlers[message.type];
+    if (handler) handler(message);
+    else this.handlers.unknown?.(message);
+  }
+
+  // Send a raw protocol message; returns false (and says why) when it cannot go out.
+  send(message) {
+    const frame = JSON.stringify({ v: PROTOCOL_VERSION, ...message });
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) {
+      this.handlers.error?.({ message: "Not connected to the lab server — waiting to reconnect", kafka_error: null });
+      return false;
+    }
+    if (new Blob([frame]).size > MAX_FRAME_BYTES) {
+      this.handlers.error?.({ message: `That message is over the 64 KiB limit (${Math.round(frame.length / 1024)} KiB)`, kafka_error: null });
+      return false;
+    }
+    this.ws.send(frame);
+    return true;
+  }
+
+  // Apply a scenario step now; resolves with the ack, rejects with the server's error.
+  command(command, args = {}) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      if (!this.send({ type: "command", id, command, args })) {
+        reject(Object.assign(new Error("not connected"), { handled: true }));
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`No answer to ${command} within ${ACK_TIMEOUT_MS / 1000} s`));
+      }, ACK_TIMEOUT_MS);
+      this.pending.set(id, { resolve, reject, timer, command });
+    });
+  }
+
+  clock(action, extra = {}) {
+    return this.send({ type: "clock", action, ...extra });
+  }
+}

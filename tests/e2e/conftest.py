@@ -1,0 +1,65 @@
+"""Fixtures for the browser tests: Debian's chromium driven by Playwright, one page per test at
+1280×800, against the real Daphne of `daphne_server` (tests/conftest.py).
+
+Screenshots: `shoot(name)` saves `<name>.png` under $KAFKA_LAB_SCREENSHOTS_DIR when it is set
+(`KAFKA_LAB_SCREENSHOTS_DIR=docs/screenshots make test PYTEST_ARGS="tests/e2e"` refreshes the
+README's pictures), else under the test's tmp dir, so a normal run never touches the repo.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+        pytest.skip(f"{CHROMIUM} is missing: `make chromium` installs it")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+class PageErrors(list):
+    """Uncaught exceptions and console errors of a page, as text."""
+
+
+@pytest.fixture
+def page(browser, daphne_server: str) -> Iterator[object]:
+    context = browser.new_context(viewport=VIEWPORT, base_url=daphne_server)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    errors = PageErrors()
+    page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
+    page.on("console", lambda message: errors.append(f"console: {message.text}") if message.type == "error" else None)
+    page.errors = errors
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def shoot(page, tmp_path: Path) -> Callable[..., Path]:
+    target = Path(os.environ.get("KAFKA_LAB_SCREENSHOTS_DIR") or tmp_path / "screenshots")
+    target.mkdir(parents=True, exist_ok=True)
+
+    def save(name: str, locator=None, **options) -> Path:
+        path = target / f"{name}.png"
+        if locator is None:
+            page.evaluate("window.scrollTo(0, 0)")
+        page.wait_for_timeout(400)   # let transitions and entry animations settle
+        (locator or page).screenshot(path=str(path), animations="disabled", **options)
+        return path
+
+    return save

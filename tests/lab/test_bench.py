@@ -1,0 +1,40 @@
+"""`python -m lab.bench` runs end to end (tiny numbers: this checks that it works, not how fast)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.servers import REPO_ROOT
+
+FIGURES = ("events_per_s", "step_latency_p95_ms", "idle_session_rss_mb", "active_sessions_p95_under_100ms")
+
+
+def test_the_bench_reports_every_figure_as_json() -> None:
+    completed = subprocess.run([sys.executable, "-m", "lab.bench", "--quick", "--json"], cwd=REPO_ROOT,
+                               capture_output=True, text=True, timeout=300)
+
+    assert completed.returncode == 0, completed.stderr
+    figures = json.loads(completed.stdout)
+    for name in FIGURES:
+        assert isinstance(figures[name], (int, float)), name
+    assert figures["events_per_s"] > 0  # frames did reach the client
+    assert figures["active_sessions_by_count"]
+
+
+def test_the_bench_prints_figures_next_to_their_targets() -> None:
+    from lab.bench import TARGETS, report
+
+    figures = {"events_per_s": 25_000.0, "step_latency_p95_ms": 60.0, "idle_session_rss_mb": 1.5,
+               "active_sessions_p95_under_100ms": 50, "events_covered_per_s": 30_000.0, "frames_per_s": 20.0,
+               "step_latency_p50_ms": 5.0, "clock_step_latency_p95_ms": 9.0, "server_rss_mb": 90.0,
+               "server_cpu_ms_per_active_session_s": 8.0,
+               "active_sessions_by_count": {10: {"p95_ms": 20.0, "server_cpu": 0.1, "client_cpu": 0.1}},
+               "cpus": 2, "load_average": 0.5}
+
+    text = report(figures)
+
+    assert set(TARGETS) == set(FIGURES)
+    assert "events_per_s" in text and "target >= 20000" in text
+    assert "step_latency_p95_ms" in text and "MISSED" in text  # 60 ms is over the 50 ms target
+    assert text.count(" ok") == 3
