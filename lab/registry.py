@@ -572,6 +572,16 @@ class Registry:
                 if not live.closed:
                     raise
 
+    async def ensure(self, session_id: uuid.UUID) -> LiveSession:
+        """The session's LiveSession, built from the DB if this process has none — without a tab
+        (the read API: a Spark executor reads a session nobody has open in a browser)."""
+        live = self._live.get(session_id)
+        if live is not None and not live.closed:
+            return live
+        live = await self._load(session_id)
+        live.idle_since = live.idle_since or time.monotonic()
+        return live
+
     async def _load(self, session_id: uuid.UUID) -> LiveSession:
         loading = self._loading.get(session_id)
         if loading is not None:

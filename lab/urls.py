@@ -14,4 +14,5 @@ urlpatterns = [
     path("", include("lab.urls_sessions")),
     path("", include("lab.urls_explore")),
     path("", include("lab.urls_api")),
+    path("", include("spark_exercises.urls")),
 ]
