@@ -28,7 +28,7 @@ from engine.broker.log_config import LogConfig
 from engine.clients.network_client import NetworkClient
 from engine.network import Network
 from engine.protocol import ProduceRequest, ProduceResponse
-from engine.replication.assignment import InvalidReplicationFactorError, assign_replicas
+from engine.replication.assignment import assign_replicas
 from engine.replication.controller import Controller, partition_path
 from engine.replication.fetcher import TRUNCATION_MODES
 from engine.replication.metadata_store import MetadataStore, NodeExistsError

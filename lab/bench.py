@@ -27,7 +27,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from lab.serve import free_port, wait_for_port
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"events_per_s": (">=", 20_000), "step_latency_p95_ms": ("<", 50),
@@ -102,12 +102,12 @@ def running_server(env_overrides: dict[str, str] | None = None) -> Iterator[Serv
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO_ROOT, env=env,
                    check=True)
-    port = _free_port()
+    port = free_port()
     log = open(work / "daphne.log", "wb")
     proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
                              "lab.asgi:application"], cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        _wait_for_port(proc, port, work / "daphne.log")
+        wait_for_port(proc, port, work / "daphne.log")
         cookies = http.cookiejar.CookieJar()
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(cookies), _NoRedirect())
         yield Server(f"http://127.0.0.1:{port}", proc.pid, opener, cookies)
@@ -122,23 +122,8 @@ def running_server(env_overrides: dict[str, str] | None = None) -> Iterator[Serv
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
-def _wait_for_port(proc: subprocess.Popen, port: int, log_path: Path) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"daphne exited:\n{log_path.read_text()}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"daphne did not start:\n{log_path.read_text()}")
 
 
 # -- a tab ------------------------------------------------------------------------------------

@@ -7,22 +7,15 @@ touches the developer's `db.sqlite3` or `var/labs/`.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from lab.serve import free_port, wait_for_port
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STARTUP_TIMEOUT_S = 30.0
-
-
-def free_loopback_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _server_env(work_dir: Path, overrides: dict[str, str]) -> dict[str, str]:
@@ -39,17 +32,6 @@ def _server_env(work_dir: Path, overrides: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def _wait_for_port(proc: subprocess.Popen[bytes], port: int, log_path: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"daphne exited with {proc.returncode}:\n{log_path.read_text()}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"daphne did not listen on {port} within {STARTUP_TIMEOUT_S}s:\n{log_path.read_text()}")
 
 
 @contextmanager
@@ -60,7 +42,7 @@ def running_daphne(work_dir: Path, **env_overrides: str) -> Iterator[str]:
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO_ROOT, env=env, check=True
     )
-    port = free_loopback_port()
+    port = free_port()
     log_path = work_dir / "daphne.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
@@ -71,7 +53,7 @@ def running_daphne(work_dir: Path, **env_overrides: str) -> Iterator[str]:
             stderr=subprocess.STDOUT,
         )
         try:
-            _wait_for_port(proc, port, log_path)
+            wait_for_port(proc, port, log_path, STARTUP_TIMEOUT_S)
             yield f"http://127.0.0.1:{port}"
         finally:
             proc.terminate()

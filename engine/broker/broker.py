@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Callable
 from engine import events as ev
 from engine.broker import log_events
 from engine.broker.log import Log
-from engine.broker.log_config import LogConfig
 from engine.protocol import (EpochEndOffset, FetchPartitionData, FetchRequest, FetchResponse,
                              LeaderAndIsrRequest, LeaderAndIsrResponse, MetadataRequest, MetadataResponse,
                              OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse, PartitionMetadata,

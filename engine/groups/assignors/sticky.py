@@ -405,7 +405,6 @@ class _GeneralAssignment:
             count = len(self.current[member_id])
             if count == self._max_assignment_size(member_id):
                 continue
-            owned = set(self.current[member_id])
             for topic in self.member_topics[member_id]:
                 for p in range(self.partition_counts[topic]):
                     other = owner.get(TopicPartition(topic, p))
