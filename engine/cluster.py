@@ -26,6 +26,7 @@ from engine.broker.broker import CRASH_MODES, Broker
 from engine.broker.errors import InvalidConfigError
 from engine.broker.log_config import LogConfig
 from engine.clients.network_client import NetworkClient
+from engine.config_values import field_kind, parse_config_value
 from engine.network import Network
 from engine.protocol import ProduceRequest, ProduceResponse
 from engine.replication.assignment import assign_replicas
@@ -125,13 +126,17 @@ def split_config(config: dict | None) -> tuple[BrokerConfig, ClusterConfig, dict
         else:
             raise InvalidConfigError(f"Unknown cluster config '{key}'")
     if "min.insync.replicas" in topic:
-        broker["min_insync_replicas"] = int(topic["min.insync.replicas"])
+        broker["min_insync_replicas"] = topic["min.insync.replicas"]
     if "unclean.leader.election.enable" in topic:
-        broker["unclean_leader_election_enable"] = _as_bool(topic["unclean.leader.election.enable"])
-    try:
-        return BrokerConfig(**broker), ClusterConfig(**lab), topic
-    except TypeError as error:
-        raise InvalidConfigError(str(error)) from None
+        broker["unclean_leader_election_enable"] = topic["unclean.leader.election.enable"]
+    return BrokerConfig(**_typed(BrokerConfig, broker)), ClusterConfig(**_typed(ClusterConfig, lab)), topic
+
+
+def _typed(config_class: type, values: dict) -> dict:
+    """Values as the config class's field types (JSON files and forms give text)."""
+    kinds = {f.name: field_kind(f.type) for f in fields(config_class)}
+    return {name: parse_config_value(name.replace("_", "."), raw, kinds[name], InvalidConfigError)
+            for name, raw in values.items()}
 
 
 class Cluster:
@@ -756,9 +761,7 @@ def _acks(acks: int | str) -> int:
 
 
 def _as_bool(value: object) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() == "true"
-    return bool(value)
+    return parse_config_value("unclean.leader.election.enable", value, "bool", InvalidConfigError)
 
 
 def _utf8(data: bytes | str | None) -> bytes | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from engine.broker.errors import InvalidConfigError
+from engine.config_values import field_kind, parse_config_value
 
 # Kafka's defaults (storage/.../log/LogConfig.java, ServerLogConfigs.java).
 DEFAULT_SEGMENT_BYTES = 1024 * 1024 * 1024
@@ -100,11 +101,4 @@ def _kafka_name(field_name: str) -> str:
 
 
 def _parse(key: str, raw: object, type_name: object) -> object:
-    if type_name in ("int", int):
-        if isinstance(raw, bool):
-            raise InvalidConfigError(f"Topic config '{key}' must be an integer, got {raw!r}")
-        try:
-            return int(raw)  # Kafka accepts numbers given as strings ("1024")
-        except (TypeError, ValueError):
-            raise InvalidConfigError(f"Topic config '{key}' must be an integer, got {raw!r}") from None
-    return str(raw)
+    return parse_config_value(key, raw, field_kind(type_name), InvalidConfigError)

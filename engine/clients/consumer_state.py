@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from engine.broker.errors import InvalidConfigError
+from engine.config_values import field_kind, parse_config_value
 from engine.groups.assignors import ASSIGNORS, TopicPartition
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
@@ -127,14 +128,7 @@ def _parse(key: str, raw: Any, type_name: Any) -> Any:
     if type_name.startswith("tuple"):
         items = raw.split(",") if isinstance(raw, str) else list(raw)
         return tuple(ASSIGNOR_CLASSES.get(str(i).strip(), str(i).strip()) for i in items if str(i).strip())
-    if type_name == "bool":
-        return raw.strip().lower() == "true" if isinstance(raw, str) else bool(raw)
-    if type_name == "int":
-        try:
-            return int(raw)
-        except (TypeError, ValueError):
-            raise InvalidConfigError(f"Consumer config '{key}' must be an integer, got {raw!r}") from None
-    return None if raw is None else str(raw)
+    return parse_config_value(key, raw, field_kind(type_name), InvalidConfigError)
 
 
 # -- records -----------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from engine.clients.accumulator import RecordAccumulator, record_size_upper_boun
 from engine.clients.network_client import NetworkClient
 from engine.clients.partitioner import choose_partition
 from engine.clients.sender import Sender
+from engine.config_values import parse_config_value
 from engine.cluster import ClusterError
 
 if TYPE_CHECKING:
@@ -116,18 +117,8 @@ def _parse(key: str, value: object, default: object) -> object:
         if value in (0, 1, "0", "1"):
             return int(value)
         raise ProducerConfigError(f"Invalid value {value!r} for configuration acks: must be all, -1, 0 or 1")
-    if isinstance(default, bool):
-        if isinstance(value, bool):
-            return value
-        if str(value).strip().lower() in ("true", "false"):
-            return str(value).strip().lower() == "true"
-        raise ProducerConfigError(f"Invalid value {value!r} for configuration {key}: expected true or false")
-    if isinstance(default, int):
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            raise ProducerConfigError(f"Invalid value {value!r} for configuration {key}: expected a number") from None
-    return None if value is None else str(value)
+    kind = "bool" if isinstance(default, bool) else "int" if isinstance(default, int) else "str"
+    return parse_config_value(key, value, kind, ProducerConfigError)
 
 
 def _validate(values: dict) -> None:
