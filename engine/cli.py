@@ -210,13 +210,24 @@ def cmd_get_offsets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _offset_for_time(partition, time_arg: str) -> int:
-    """-1/latest: the HW (read_uncommitted); -2/earliest: the log start; else a timestamp."""
-    if time_arg in ("-1", "latest"):
-        return partition.high_watermark
-    if time_arg in ("-2", "earliest"):
-        return partition.log.log_start_offset
-    found = partition.log.offset_for_timestamp(int(time_arg))
-    return -1 if found is None or found >= partition.high_watermark else found
+    """What ListOffsets answers a consumer (read_uncommitted): -1/latest the HW, -2/earliest the
+    log start, -3/max-timestamp the record with the largest timestamp, else a timestamp."""
+    from engine.groups.list_offsets import offset_for
+    from engine.groups.protocol import ListOffsetsPartition
+    timestamp = TIME_NAMES.get(time_arg)
+    if timestamp is None:
+        try:
+            timestamp = int(time_arg)
+        except ValueError:
+            raise ClusterError(f"--time must be -1/latest, -2/earliest, -3/max-timestamp or a timestamp in ms, "
+                               f"not {time_arg!r}", "INVALID_REQUEST") from None
+    answer = offset_for(partition, ListOffsetsPartition(partition.topic, partition.partition, timestamp), -1)
+    if answer.error != "NONE":
+        raise ClusterError(f"ListOffsets failed: {answer.error}", answer.error)
+    return answer.offset
+
+
+TIME_NAMES = {"latest": -1, "earliest": -2, "max-timestamp": -3}
 
 
 # -- helpers --------------------------------------------------------------------------------

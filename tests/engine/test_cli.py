@@ -102,3 +102,13 @@ def test_a_console_consumer_in_a_group_commits_and_resumes_where_it_stopped(lab)
     rows = [line.split() for line in lines[lines.index(header) + 1:]]
     assert sum(int(r[3]) for r in rows) == 5 and all(r[5] == "0" for r in rows)
     assert run(lab, "kafka-consumer-groups", "--describe", "--group", "nope")[0] == 1
+
+
+def test_get_offset_shell_answers_by_time_as_list_offsets_does(lab):
+    run(lab, "kafka-topics", "--create", "--topic", "t")
+    run(lab, "kafka-console-producer", "--topic", "t", stdin="a\nb\n")
+    assert run(lab, "GetOffsetShell", "--topic", "t", "--time", "earliest")[1] == "t:0:0\n"
+    assert run(lab, "GetOffsetShell", "--topic", "t", "--time", "-3")[1] in ("t:0:0\n", "t:0:1\n")
+    assert run(lab, "GetOffsetShell", "--topic", "t", "--time", "0")[1] == "t:0:0\n"
+    code, _, err = run(lab, "GetOffsetShell", "--topic", "t", "--time", "soon")
+    assert code == 1 and "--time must be" in err
