@@ -27,13 +27,11 @@ from __future__ import annotations
 
 import os
 import re
-import struct
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from engine.broker import record_batch as rb
-from engine.broker.crc import crc32c
 from engine.broker.errors import (
     CorruptRecordAppendError,
     InvalidRecordError,
@@ -231,7 +229,7 @@ class Log:
             if leader_epoch is not None:
                 rb.set_partition_leader_epoch_in_place(buf, position, leader_epoch)
             if log_append_time:
-                _stamp_log_append_time(buf, position, header.size_in_bytes, now)
+                rb.set_log_append_time_in_place(buf, position, header.size_in_bytes, now)
                 headers[i] = rb.read_batch_header(buf, position)
             else:
                 headers[i] = header._replace(
@@ -639,18 +637,6 @@ def _producer_batches(records: Iterable) -> Iterable[list]:
         size += estimate
     if chunk:
         yield chunk
-
-
-def _stamp_log_append_time(buf: bytearray, position: int, size: int, now_ms: int) -> None:
-    """message.timestamp.type=LogAppendTime: the broker sets the timestamp-type bit and
-    maxTimestamp (readers then use it for every record); both are under the CRC, so it is
-    recomputed — the one case where the broker touches CRC-covered bytes."""
-    attributes_at = position + rb.ATTRIBUTES_OFFSET
-    (attributes,) = struct.unpack_from(">h", buf, attributes_at)
-    struct.pack_into(">h", buf, attributes_at, attributes | rb.TIMESTAMP_TYPE_MASK)
-    struct.pack_into(">q", buf, position + rb.MAX_TIMESTAMP_OFFSET, now_ms)
-    crc = crc32c(memoryview(buf)[attributes_at:position + size])
-    struct.pack_into(">I", buf, position + rb.CRC_OFFSET, crc)
 
 
 def _utf8(data: bytes | str | None) -> bytes | None:

@@ -330,6 +330,18 @@ def set_partition_leader_epoch_in_place(buf: bytearray, position: int, epoch: in
     PARTITION_LEADER_EPOCH_STRUCT.pack_into(buf, position + PARTITION_LEADER_EPOCH_OFFSET, epoch)
 
 
+def set_log_append_time_in_place(buf: bytearray, position: int, size: int, now_ms: int) -> None:
+    """message.timestamp.type=LogAppendTime: the broker sets the timestamp-type bit and
+    maxTimestamp (readers then use it for every record); both are under the CRC, so it is
+    recomputed — the one case where the broker touches CRC-covered bytes."""
+    attributes_at = position + ATTRIBUTES_OFFSET
+    (attributes,) = struct.unpack_from(">h", buf, attributes_at)
+    struct.pack_into(">h", buf, attributes_at, attributes | TIMESTAMP_TYPE_MASK)
+    struct.pack_into(">q", buf, position + MAX_TIMESTAMP_OFFSET, now_ms)
+    crc = crc32c(memoryview(buf)[attributes_at:position + size])
+    struct.pack_into(">I", buf, position + CRC_OFFSET, crc)
+
+
 def with_base_offset(batch: BytesLike, base_offset: int) -> bytes:
     """A copy of `batch` with baseOffset rewritten (the CRC does not cover it)."""
     out = bytearray(batch)
