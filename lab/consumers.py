@@ -55,6 +55,16 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
             live, self.live = self.live, None
             await registry.detach(live, self)
 
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Channels closes stale DB connections before every handler, a thread hop each time. A
+        frame from the browser never touches the database here (host calls run in worker threads,
+        the ownership check in `connect` closes its own), so frames skip it; connect and
+        disconnect keep it."""
+        if message["type"] == "websocket.receive":
+            await self.websocket_receive(message)
+        else:
+            await super().dispatch(message)
+
     # -- in -----------------------------------------------------------------------------------
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         request: dict[str, Any] = {}

@@ -43,15 +43,14 @@ from django.utils import timezone
 
 from lab.host import CommandRecord, Events, HostError, Journal, SessionHost, Shape
 from lab.limits import Limits
+from lab.live_clock import live_clock
 from lab.models import LabCommand, LabSession
-from lab.snapshot import event_dict
+from lab.snapshot import event_json
 
 logger = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 POSITION_SAVE_INTERVAL_S = 5.0
-TICK_WORK_SHARE = 0.8  # of a frame interval a live tick may spend running the engine
-MAX_TICK_INTERVAL_S = 1.0  # a live clock with nothing due still ticks this often
 
 
 def session_dir(session_id: uuid.UUID) -> Path:
@@ -130,13 +129,10 @@ def _write_batch(writes: list[_Write]) -> None:
 
     def flush_group() -> None:
         if rows:
-            LabCommand.objects.bulk_create(rows)
+            _insert_commands(rows)
             rows.clear()
         if positions:
-            now = timezone.now()
-            LabSession.objects.bulk_update(
-                [LabSession(id=p.session_id, position_step=p.step, position_time_ms=p.time_ms, updated=now)
-                 for p in positions.values()], ["position_step", "position_time_ms", "updated"])
+            _update_positions(list(positions.values()))
             positions.clear()
     for write in writes:
         if isinstance(write, LabCommand):
@@ -147,6 +143,33 @@ def _write_batch(writes: list[_Write]) -> None:
             flush_group()
             write()
     flush_group()
+
+
+def _insert_commands(rows: list[LabCommand]) -> None:
+    """One INSERT sent with executemany, each value prepared by its model field (JSON for `args`,
+    the UUID's database form): bulk_create's SQL compiler cost several times the insert itself."""
+    meta = LabCommand._meta
+    fields = [f for f in meta.concrete_fields if f is not meta.pk]
+    quote = connection.ops.quote_name
+    sql = (f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
+           f"VALUES ({', '.join(['%s'] * len(fields))})")
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, [[f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields]
+                                 for row in rows])
+
+
+def _update_positions(positions: list[_Position]) -> None:
+    """One plain UPDATE per session, sent with executemany: QuerySet.bulk_update builds a CASE
+    expression per field through the ORM, which cost a third of a busy server's CPU."""
+    meta = LabSession._meta
+    fields = [meta.get_field(name) for name in ("position_step", "position_time_ms", "updated", "id")]
+    quote = connection.ops.quote_name
+    sql = (f"UPDATE {quote(meta.db_table)} SET "
+           + ", ".join(f"{quote(f.column)} = %s" for f in fields[:3]) + f" WHERE {quote(fields[3].column)} = %s")
+    now = fields[2].get_db_prep_value(timezone.now(), connection)
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, [(p.step, p.time_ms, now, fields[3].get_db_prep_value(p.session_id, connection))
+                                 for p in positions])
 
 
 journal_writer = JournalWriter()
@@ -270,8 +293,9 @@ class LiveSession:
         self.idle_since: float | None = time.monotonic()
         self.closed = False
         self.mode = host.mode
-        self._lock = asyncio.Lock()          # one host call at a time
-        self._frame_interval = settings.KAFKA_LAB_FRAME_INTERVAL_MS / 1000
+        self.lock = asyncio.Lock()           # one host call at a time
+        self.frame_interval = settings.KAFKA_LAB_FRAME_INTERVAL_MS / 1000
+        self.last_tick = 0.0                 # when the live clock last ticked it (monotonic)
         self._state_interval = settings.KAFKA_LAB_STATE_INTERVAL_MS / 1000
         # Outgoing: events wait in `_pending` (the newest only) until the next frame is due; any
         # other message first seals them into a frame, so that `_outbox` keeps the engine's order.
@@ -287,8 +311,6 @@ class LiveSession:
         self._follow_up: asyncio.TimerHandle | None = None
         self._wake: asyncio.Event | None = None
         self._pump_task: asyncio.Task | None = None
-        self._tick_task: asyncio.Task | None = None
-        self._tick_wake: asyncio.Event | None = None
         self._last_saved = time.monotonic()
 
     # -- calls --------------------------------------------------------------------------------
@@ -299,13 +321,12 @@ class LiveSession:
         `state` ("all" or "caller") the outcome holds a `state` message taken after the call, sent
         to every tab or left to the caller; with `hello` a `hello` message for the caller.
         Raises HostError after sending the events of a failed command."""
-        async with self._lock:
+        async with self.lock:
             if self.closed:
                 raise HostError("This lab session is no longer open here", None)
             outcome = await asyncio.to_thread(self._run, fn, args, state, hello)
-        self._publish(outcome)
-        if self._tick_wake is not None and fn != self.host.tick:
-            self._tick_wake.set()  # something may be due sooner now
+        self.publish(outcome)
+        live_clock.poke(self)  # it caught the clock up; something may be due sooner now
         if outcome.error is not None:
             raise outcome.error
         return outcome
@@ -317,7 +338,7 @@ class LiveSession:
                 outcome = Outcome(fn(*args) or Events([]))
             except HostError as error:
                 outcome = Outcome(error.events, error=error)
-            outcome.texts = [json.dumps(event_dict(e)) for e in outcome.result.events]
+            outcome.texts = [event_json(e) for e in outcome.result.events]
             outcome.notices = host.take_notices()
             outcome.mode, outcome.position = host.mode, host.position()
             now = time.monotonic()
@@ -339,7 +360,7 @@ class LiveSession:
                                                    timeline=host.timeline(), clock=host.clock()))
         return outcome
 
-    def _publish(self, outcome: Outcome) -> None:
+    def publish(self, outcome: Outcome) -> None:
         """Queue what a call caused, in order (no await: nothing can come in between)."""
         self.mode, self._position = outcome.mode, outcome.position
         if outcome.texts or outcome.result.dropped:
@@ -355,8 +376,8 @@ class LiveSession:
         for notice in outcome.notices:
             self._post(json.dumps(message("error", message=notice["message"], kafka_error=notice["kafka_error"])))
         self._wake_pump()
-        if self.mode == "live" and self._tick_task is None and self.sockets:
-            self._tick_task = asyncio.create_task(self._tick_loop())
+        if self.wants_clock():
+            live_clock.want(self)
 
     # -- the protocol's operations ---------------------------------------------------------------
     async def join(self, tab: Tab) -> None:
@@ -396,45 +417,39 @@ class LiveSession:
         return outcome.state
 
     async def save_position(self) -> None:
+        self._save_position()
+
+    def _save_position(self) -> None:
         journal = self.host.journal
         if isinstance(journal, DatabaseJournal):
             journal.positioned(*self._position)
         self._last_saved = time.monotonic()
 
-    # -- the live clock -------------------------------------------------------------------------
-    async def _tick_loop(self) -> None:
-        """While live: tick when something is due (at most once a frame interval, at least once a
-        second), or at once when a call may have made something due sooner."""
-        self._tick_wake = asyncio.Event()
+    # -- the live clock (lab.live_clock moves every live session's clock) -----------------------
+    def wants_clock(self) -> bool:
+        return self.mode == "live" and bool(self.sockets) and not self.closed
+
+    def busy(self) -> bool:
+        """A host call is running or waiting (its end pokes the live clock)."""
+        return self.lock.locked()
+
+    def tick_in_thread(self, work_ms: float) -> Outcome:
+        """A live tick, run by the live clock in its worker thread while it holds `lock`."""
+        return self._run(self.host.tick, (None, work_ms), None, False)
+
+    def save_position_if_due(self) -> None:
+        if time.monotonic() - self._last_saved > POSITION_SAVE_INTERVAL_S:
+            self._save_position()
+
+    async def clock_failed(self) -> None:
+        """A tick raised something unexpected (logged): tell the tabs, pause."""
+        self._post(json.dumps(message("error", message="The live clock failed; it is paused (see the server log)",
+                                      kafka_error="UNKNOWN_SERVER_ERROR")))
+        self._wake_pump()
         try:
-            while not self.closed and self.sockets and self.mode == "live":
-                self._tick_wake.clear()
-                ticked = time.monotonic()
-                outcome = await self.call(self.host.tick, None, self._frame_interval * 1000 * TICK_WORK_SHARE)
-                due = outcome.result.next_due_ms
-                wait = MAX_TICK_INTERVAL_S if due is None else min(max(due / 1000, self._frame_interval),
-                                                                   MAX_TICK_INTERVAL_S)
-                try:
-                    await asyncio.wait_for(self._tick_wake.wait(), wait)
-                    # woken by a call (it caught the clock up itself): tick again a frame interval on
-                    await asyncio.sleep(max(0.0, ticked + self._frame_interval - time.monotonic()))
-                except asyncio.TimeoutError:
-                    pass
-                if time.monotonic() - self._last_saved > POSITION_SAVE_INTERVAL_S:
-                    await self.save_position()
-        except HostError:
-            pass  # closed under us
-        except Exception:  # never let a clock die silently: tell the tabs, pause
-            logger.exception("lab session %s: the live clock failed", self.session_id)
-            self._post(json.dumps(message("error", message="The live clock failed; it is paused (see the server log)",
-                                          kafka_error="UNKNOWN_SERVER_ERROR")))
-            self._wake_pump()
-            try:
-                await self.call(self.host.pause)
-            except Exception:  # noqa: BLE001 - already reported
-                self.mode = "paused"
-        finally:
-            self._tick_task = None
+            await self.call(self.host.pause)
+        except Exception:  # noqa: BLE001 - already reported
+            self.mode = "paused"
 
     # -- frames ---------------------------------------------------------------------------------
     def _post(self, text: str) -> None:
@@ -467,7 +482,7 @@ class LiveSession:
         while not self.closed:
             await self._wake.wait()
             self._wake.clear()
-            due = self._last_frame + self._frame_interval - time.monotonic()
+            due = self._last_frame + self.frame_interval - time.monotonic()
             if (self._pending or self._pending_total) and due > 0:
                 await asyncio.sleep(due)
             self._seal()
@@ -485,7 +500,7 @@ class LiveSession:
             wants.append(self._last_timeline + self._state_interval)
         if not wants or self._follow_up is not None:
             return
-        delay = max(min(wants) - time.monotonic(), self._frame_interval)
+        delay = max(min(wants) - time.monotonic(), self.frame_interval)
         self._follow_up = asyncio.get_running_loop().call_later(delay, self._follow_up_now)
 
     def _follow_up_now(self) -> None:
@@ -508,7 +523,7 @@ class LiveSession:
 
     # -- the end --------------------------------------------------------------------------------
     async def close(self, close_code: int | None = None) -> None:
-        async with self._lock:
+        async with self.lock:
             self.closed = True
             if self._pump_task is not None:
                 self._pump_task.cancel()

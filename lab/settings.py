@@ -143,7 +143,10 @@ KAFKA_LAB_MAX_ACTIONS_PER_CALL = _env_int("KAFKA_LAB_MAX_ACTIONS_PER_CALL", 200_
 # dropped from memory after this many seconds (its log stays in the DB; opening it replays it).
 KAFKA_LAB_IDLE_HOST_TTL_S = _env_int("KAFKA_LAB_IDLE_HOST_TTL_S", 300)
 KAFKA_LAB_MAX_HOSTS = _env_int("KAFKA_LAB_MAX_HOSTS", 200)  # sessions in memory; the longest idle go first
+# The server's garbage collector: a young collection after this many allocations (lab/asgi.py;
+# CPython's default is 700; 0 keeps the default).
+KAFKA_LAB_GC_THRESHOLD0 = _env_int("KAFKA_LAB_GC_THRESHOLD0", 50_000)
 # Frames to the browser (docs/lab-protocol.md, "Coalescing").
 KAFKA_LAB_FRAME_INTERVAL_MS = _env_int("KAFKA_LAB_FRAME_INTERVAL_MS", 50)  # at most ~20 `events` a second
-KAFKA_LAB_MAX_EVENTS_PER_FRAME = _env_int("KAFKA_LAB_MAX_EVENTS_PER_FRAME", 500)
+KAFKA_LAB_MAX_EVENTS_PER_FRAME = _env_int("KAFKA_LAB_MAX_EVENTS_PER_FRAME", 2000)  # ~40,000 events a second
 KAFKA_LAB_STATE_INTERVAL_MS = _env_int("KAFKA_LAB_STATE_INTERVAL_MS", 1000)  # at most one coalescing `state` a second

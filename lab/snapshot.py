@@ -6,6 +6,7 @@ functions over the engine; no Django.
 """
 from __future__ import annotations
 
+import json.encoder
 from dataclasses import fields
 from typing import Any
 
@@ -76,3 +77,21 @@ def event_dict(event: ev.Event) -> dict[str, Any]:
     data = {name: getattr(event, name) for name in names}
     data["kind"] = event.kind
     return data
+
+
+def _not_json(value: object) -> None:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# json.dumps builds a new C encoder for every call, which cost more than encoding a small event
+# itself; this one is built once. Same output as json.dumps' defaults (ASCII, ", " and ": ").
+# No circular-reference markers: an event is a tree of plain values.
+_encode = json.encoder.c_make_encoder(None, _not_json, json.encoder.encode_basestring_ascii, None, ": ", ", ",
+                                      False, False, True) if json.encoder.c_make_encoder else None
+
+
+def event_json(event: ev.Event) -> str:
+    """`json.dumps(event_dict(event))`, faster."""
+    if _encode is None:
+        return json.dumps(event_dict(event))
+    return "".join(_encode(event_dict(event), 0))

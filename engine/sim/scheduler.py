@@ -12,27 +12,33 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
+COMPACT_AT = 256  # cancelled entries in the heap before a sweep is considered
 
-@dataclass(order=True, slots=True)
+
+@dataclass(slots=True, eq=False)
 class Scheduled:
     time_ms: int
     priority: int
     sequence: int
-    action: Callable[[], None] = field(compare=False)
-    label: str = field(compare=False, default="")
-    foreground: bool = field(compare=False, default=True)
-    cancelled: bool = field(compare=False, default=False)
+    action: Callable[[], None]
+    label: str = ""
+    foreground: bool = True
+    cancelled: bool = False
 
 
 class Scheduler:
     def __init__(self) -> None:
         self.now_ms = 0
-        self._queue: list[Scheduled] = []
+        # Heap entries are (time_ms, priority, sequence, Scheduled): tuples compare in C, and the
+        # unique sequence settles every tie before the Scheduled is reached. (A heap of ordered
+        # dataclasses spent a tenth of a busy cluster's time in their generated __lt__.)
+        self._queue: list[tuple[int, int, int, Scheduled]] = []
         self._counter = itertools.count()
         self._foreground = 0
+        self._cancelled_in_queue = 0
         self.steps = 0
 
     def schedule(self, delay_ms: int, action: Callable[[], None], *, label: str = "",
@@ -40,7 +46,7 @@ class Scheduler:
         if delay_ms < 0:
             raise ValueError(f"cannot schedule in the past ({delay_ms} ms)")
         entry = Scheduled(self.now_ms + int(delay_ms), priority, next(self._counter), action, label, foreground)
-        heapq.heappush(self._queue, entry)
+        heapq.heappush(self._queue, (entry.time_ms, priority, entry.sequence, entry))
         if foreground:
             self._foreground += 1
         return entry
@@ -50,17 +56,27 @@ class Scheduler:
             entry.cancelled = True
             if entry.foreground:
                 self._foreground -= 1
+            # Cancelled entries stay in the heap until they reach its top. Request time-outs are
+            # cancelled by nearly every answer and lie 30 s ahead, so a busy cluster's heap would
+            # fill with dead timers (and their closures, which the GC walks again and again):
+            # past half the heap, sweep them out. Pop order is unchanged — it is fixed by the
+            # unique (time, priority, sequence) keys, not by the heap's layout.
+            self._cancelled_in_queue += 1
+            if self._cancelled_in_queue > COMPACT_AT and 2 * self._cancelled_in_queue > len(self._queue):
+                self._queue = [e for e in self._queue if not e[3].cancelled]
+                heapq.heapify(self._queue)
+                self._cancelled_in_queue = 0
 
     def next_time(self) -> int | None:
         self._drop_cancelled()
-        return self._queue[0].time_ms if self._queue else None
+        return self._queue[0][0] if self._queue else None
 
     def step(self) -> Scheduled | None:
         """Advance to the next action and run it; None if nothing is scheduled."""
         self._drop_cancelled()
         if not self._queue:
             return None
-        entry = heapq.heappop(self._queue)
+        entry = heapq.heappop(self._queue)[3]
         if entry.foreground:
             self._foreground -= 1
         entry.cancelled = True  # it ran; cancelling it later is a no-op
@@ -77,8 +93,9 @@ class Scheduler:
         return self._foreground > 0
 
     def pending(self) -> int:
-        return sum(1 for e in self._queue if not e.cancelled)
+        return sum(1 for e in self._queue if not e[3].cancelled)
 
     def _drop_cancelled(self) -> None:
-        while self._queue and self._queue[0].cancelled:
+        while self._queue and self._queue[0][3].cancelled:
             heapq.heappop(self._queue)
+            self._cancelled_in_queue -= 1

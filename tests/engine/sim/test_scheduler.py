@@ -4,6 +4,8 @@ from __future__ import annotations
 from typing import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.sim import Scheduler
 
@@ -172,3 +174,37 @@ def test_it_runs_nothing_on_advance_to_and_never_moves_the_clock_back_for_an_ove
     scheduler.step()
     assert log == [(100, "due")]  # an overdue action runs at the current time; the clock never goes back
     assert scheduler.now_ms == 100
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(-1, 1), st.integers(0, 9)), min_size=1, max_size=1500),
+       st.data())
+def test_sweeping_cancelled_entries_never_changes_what_runs_or_its_order(plan, data):
+    """Cancel most entries (which sweeps the heap, see scheduler.COMPACT_AT), some of them after a
+    few steps ran: the rest run in (time, priority, scheduling order), exactly once."""
+    scheduler, log = Scheduler(), []
+    entries = [scheduler.schedule(delay, lambda n=n: log.append(n), priority=priority)
+               for n, (delay, priority, _) in enumerate(plan)]
+    for n, (_, _, dice) in enumerate(plan):
+        if dice < 7:  # ~70% cancelled
+            scheduler.cancel(entries[n])
+        if dice == 9 and data.draw(st.booleans()):
+            scheduler.step()
+    _run_all(scheduler)
+    ran_early = [n for n in log if plan[n][2] < 7]  # run before their cancel came (a no-op then)
+    live = [n for n in range(len(plan)) if plan[n][2] >= 7 or n in ran_early]
+    assert sorted(log) == sorted(live)
+    assert log == sorted(log, key=lambda n: (plan[n][0], plan[n][1], n))
+    assert scheduler.pending() == 0 and not scheduler.has_foreground_work()
+
+
+def test_a_heap_full_of_cancelled_time_outs_is_swept():
+    scheduler = Scheduler()
+    timers = [scheduler.schedule(30_000, lambda: None) for _ in range(5000)]
+    for timer in timers:
+        scheduler.cancel(timer)
+    assert len(scheduler._queue) < 600  # swept as it filled with dead entries
+    ran = []
+    scheduler.schedule(1, lambda: ran.append(1))
+    _run_all(scheduler)
+    assert ran == [1] and scheduler.now_ms == 1

@@ -1,0 +1,120 @@
+"""The live clocks of all the sessions this process serves, moved together: one asyncio task and
+one worker-thread hop per round, whatever the number of live sessions.
+
+A live session's clock must tick about once a frame interval (KAFKA_LAB_FRAME_INTERVAL_MS) while
+something is due. When each session ticked in a thread hop of its own (`asyncio.to_thread` per
+tick), the hops — a thread-pool submit, a worker waking, the GIL handed over and back, a callback
+onto the event loop — cost a busy server several times the engine's own work for a session at 1×,
+and thirty live sessions filled a core. A round here takes every session whose tick is due and
+that is not in the middle of another call, ticks them one after the other in one worker thread
+(each under its own lock, as any host call), then publishes each outcome on the event loop.
+
+A round shares one frame interval's worth of work (TICK_WORK_SHARE of it) among the sessions it
+ticks, at least MIN_SLICE_MS each: a cluster too busy to keep up runs slower than asked, as
+`SessionHost.tick(work_ms=…)` says, and it cannot starve the others.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lab.registry import LiveSession, Outcome
+
+logger = logging.getLogger(__name__)
+
+TICK_WORK_SHARE = 0.8      # of a frame interval, the engine work a round may do (split among its sessions)
+MIN_SLICE_MS = 5.0         # ...but at least this much for each session
+MAX_TICK_INTERVAL_S = 1.0  # a live clock with nothing due still ticks this often
+
+
+class LiveClock:
+    def __init__(self) -> None:
+        self._due: dict[LiveSession, float] = {}   # live session -> when its next tick is due (monotonic)
+        self._task: asyncio.Task | None = None
+        self._wake: asyncio.Event | None = None
+
+    def __contains__(self, live: LiveSession) -> bool:
+        return live in self._due
+
+    def want(self, live: LiveSession) -> None:
+        """`live` plays: tick it from now on (at once, if it was not ticking)."""
+        if live not in self._due:
+            self._due[live] = time.monotonic()
+            self._ensure_running()
+
+    def poke(self, live: LiveSession) -> None:
+        """A call other than a tick ran on `live` (it caught the clock up itself, and may have made
+        something due sooner): tick it again a frame interval after its last tick."""
+        if live in self._due:
+            self._due[live] = min(self._due[live], live.last_tick + live.frame_interval)
+            self._ensure_running()
+
+    def _ensure_running(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._task is None or self._task.done() or self._task.get_loop() is not loop:
+            self._wake = asyncio.Event()
+            self._task = loop.create_task(self._run())
+        self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            for live in [s for s in self._due if not s.wants_clock()]:
+                del self._due[live]
+            if not self._due:
+                return
+            now = time.monotonic()
+            due = [s for s, at in self._due.items() if at <= now and not s.busy()]
+            if due:
+                await self._round(due)
+            self._wake.clear()
+            waiting = [at for s, at in self._due.items() if not s.busy()]  # a busy one pokes when done
+            delay = (min(waiting) if waiting else now + MAX_TICK_INTERVAL_S) - time.monotonic()
+            if delay > 0:
+                try:
+                    await asyncio.wait_for(self._wake.wait(), delay)
+                except asyncio.TimeoutError:
+                    pass
+
+    async def _round(self, due: list[LiveSession]) -> None:
+        for live in due:
+            await live.lock.acquire()  # free (checked above): taken without yielding to the loop
+        slice_ms = max(MIN_SLICE_MS, min(s.frame_interval for s in due) * 1000 * TICK_WORK_SHARE / len(due))
+        started = time.monotonic()
+        try:
+            results = await asyncio.to_thread(_tick_all, due, slice_ms)
+        finally:
+            for live in due:
+                live.lock.release()
+        for live, (outcome, failure) in zip(due, results):
+            live.last_tick = started
+            if failure is not None:
+                self._due.pop(live, None)
+                asyncio.ensure_future(live.clock_failed())
+                continue
+            live.publish(outcome)
+            if outcome.error is not None or not live.wants_clock():
+                self._due.pop(live, None)  # closed under us, paused, or its last tab left
+                continue
+            next_due_ms = outcome.result.next_due_ms
+            wait = MAX_TICK_INTERVAL_S if next_due_ms is None else \
+                min(max(next_due_ms / 1000, live.frame_interval), MAX_TICK_INTERVAL_S)
+            self._due[live] = started + wait
+            live.save_position_if_due()
+
+
+def _tick_all(due: list[LiveSession], slice_ms: float) -> list[tuple[Outcome | None, BaseException | None]]:
+    """In the worker thread: tick each session in turn; one failing must not stop the others."""
+    results: list[tuple[Any, BaseException | None]] = []
+    for live in due:
+        try:
+            results.append((live.tick_in_thread(slice_ms), None))
+        except Exception as error:  # noqa: BLE001 - reported by the session itself (clock_failed)
+            logger.exception("lab session %s: the live clock failed", live.session_id)
+            results.append((None, error))
+    return results
+
+
+live_clock = LiveClock()
