@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from lab.registry import LiveSession, Outcome
@@ -82,39 +82,50 @@ class LiveClock:
         for live in due:
             await live.lock.acquire()  # free (checked above): taken without yielding to the loop
         slice_ms = max(MIN_SLICE_MS, min(s.frame_interval for s in due) * 1000 * TICK_WORK_SHARE / len(due))
+        loop = asyncio.get_running_loop()
         started = time.monotonic()
-        try:
-            results = await asyncio.to_thread(_tick_all, due, slice_ms)
-        finally:
+        pending = set(due)
+
+        def tick_all() -> None:
+            """In the worker thread: tick each session in turn and hand its outcome back at once
+            (a command waiting for that session need not wait for the whole round)."""
             for live in due:
+                try:
+                    outcome, failure = live.tick_in_thread(slice_ms), None
+                except Exception as error:  # noqa: BLE001 - one failing must not stop the others
+                    logger.exception("lab session %s: the live clock failed", live.session_id)
+                    outcome, failure = None, error
+                loop.call_soon_threadsafe(self._finish, live, outcome, failure, started, pending)
+        try:
+            await asyncio.to_thread(tick_all)
+        finally:
+            for live in pending:  # the thread died before handing these back
                 live.lock.release()
-        for live, (outcome, failure) in zip(due, results):
+            pending.clear()
+
+    def _finish(self, live: LiveSession, outcome: Outcome | None, failure: BaseException | None, started: float,
+                pending: set[LiveSession]) -> None:
+        """On the event loop, in tick order: publish a session's tick, then let its next call in."""
+        if live not in pending:
+            return
+        pending.discard(live)
+        try:
             live.last_tick = started
             if failure is not None:
                 self._due.pop(live, None)
                 asyncio.ensure_future(live.clock_failed())
-                continue
+                return
             live.publish(outcome)
             if outcome.error is not None or not live.wants_clock():
                 self._due.pop(live, None)  # closed under us, paused, or its last tab left
-                continue
+                return
             next_due_ms = outcome.result.next_due_ms
             wait = MAX_TICK_INTERVAL_S if next_due_ms is None else \
                 min(max(next_due_ms / 1000, live.frame_interval), MAX_TICK_INTERVAL_S)
             self._due[live] = started + wait
             live.save_position_if_due()
-
-
-def _tick_all(due: list[LiveSession], slice_ms: float) -> list[tuple[Outcome | None, BaseException | None]]:
-    """In the worker thread: tick each session in turn; one failing must not stop the others."""
-    results: list[tuple[Any, BaseException | None]] = []
-    for live in due:
-        try:
-            results.append((live.tick_in_thread(slice_ms), None))
-        except Exception as error:  # noqa: BLE001 - reported by the session itself (clock_failed)
-            logger.exception("lab session %s: the live clock failed", live.session_id)
-            results.append((None, error))
-    return results
+        finally:
+            live.lock.release()
 
 
 live_clock = LiveClock()

@@ -51,6 +51,7 @@ logger = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 POSITION_SAVE_INTERVAL_S = 5.0
+BATCH_WAIT_S = 0.02  # the journal writer's wait for more writes before a commit
 
 
 def session_dir(session_id: uuid.UUID) -> Path:
@@ -64,9 +65,9 @@ def message(kind: str, **fields: Any) -> dict[str, Any]:
 # -- the database side ------------------------------------------------------------------------
 class JournalWriter:
     """One thread that writes the sessions' logs to the database, in order, a batch per
-    transaction: new command rows in one bulk insert, one position update per session. A command
-    is answered without waiting for the disk (with SQLite a commit costs ~20 ms); a crash of the
-    process may lose the last fraction of a second of the log."""
+    transaction: new command rows in one insert, one position update per session. The writes of
+    BATCH_WAIT_S go into one commit. A command is answered without waiting for the disk; a crash
+    of the process may lose the last fraction of a second of the log."""
 
     MAX_BATCH = 1000
 
@@ -94,6 +95,8 @@ class JournalWriter:
     def _run(self) -> None:
         while True:
             batch = [self._queue.get()]
+            if not isinstance(batch[0], threading.Event):
+                time.sleep(BATCH_WAIT_S)  # let the writes of this moment gather: one commit for them all
             while len(batch) < self.MAX_BATCH:
                 try:
                     batch.append(self._queue.get_nowait())

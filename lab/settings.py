@@ -80,6 +80,10 @@ DATABASES = {
         # A file (Channels' live-server tests refuse in-memory SQLite); KAFKA_LAB_TEST_DB lets two
         # test runs on one machine keep apart.
         "TEST": {"NAME": Path(os.environ.get("KAFKA_LAB_TEST_DB", BASE_DIR / "test_db.sqlite3"))},
+        # WAL: the journal writer's commits do not block readers (views, the read API), and with
+        # synchronous=NORMAL a commit is an append to the WAL, not an fsync of the database; a
+        # power cut may lose the last commits, a crash of the process loses nothing committed.
+        "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
