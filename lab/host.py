@@ -105,6 +105,7 @@ class Events:
     step: int = 0
     time_ms: int = 0
     next_due_ms: float | None = None
+    behind: bool = False  # a live tick ran out of its work budget before the clock caught up
 
 
 class Journal:
@@ -151,7 +152,6 @@ class SessionHost:
         self.mode, self.speed = "paused", 1.0
         self.timeline_version = self.clock_version = 0
         self.notices: list[dict[str, Any]] = []
-        self.recent_events: deque[ev.Event] = deque(maxlen=self.limits.max_events_kept)
         self._wall_clock = wall_clock
         self._rate = RecordRate(self.limits.max_records_per_s, wall_clock)
         self._wall_anchor, self._carry_ms = wall_clock(), 0.0
@@ -319,16 +319,18 @@ class SessionHost:
         wall-clock work: a cluster too busy to keep up runs slower than asked. The result says when
         the next thing is due (`next_due_ms`, wall clock)."""
         with self.lock:
-            self._catch_up(work_ms, wall_ms)
+            behind = self._catch_up(work_ms, wall_ms)
             self._pause_if_script_done()
             result = self._drain()
             result.next_due_ms = self._next_due_wall_ms() if self.mode == "live" else None
+            result.behind = behind and self.mode == "live"
             return result
 
-    def _catch_up(self, work_ms: float | None = CATCH_UP_WORK_MS, wall_ms: float | None = None) -> None:
-        """Live: run what is due between the last catch-up and now (wall clock × speed)."""
+    def _catch_up(self, work_ms: float | None = CATCH_UP_WORK_MS, wall_ms: float | None = None) -> bool:
+        """Live: run what is due between the last catch-up and now (wall clock × speed). True if
+        the work budget ran out first (the cluster is behind; the rest of that time is skipped)."""
         if self.mode != "live":
-            return
+            return False
         now_wall = self._wall_clock()
         elapsed_ms = (now_wall - self._wall_anchor) * 1000 if wall_ms is None else wall_ms
         budget = elapsed_ms * self.speed + self._carry_ms
@@ -341,7 +343,7 @@ class SessionHost:
         else:
             deadline = now_wall + work_ms / 1000
             stop = lambda: done() or self._wall_clock() > deadline  # noqa: E731
-        self._advance(until_time=self.now_ms + whole, stop=stop)
+        return self._advance(until_time=self.now_ms + whole, stop=stop) is True and not done()
 
     def _next_due_wall_ms(self) -> float | None:
         """Wall-clock ms until the next thing the clock must do (None: nothing is scheduled)."""
@@ -666,7 +668,6 @@ class SessionHost:
         self._cursor = 0
 
     def _on_event(self, event: ev.Event) -> None:
-        self.recent_events.append(event)
         if not self._muted:
             self._collected.append(event)
             self._collected_total += 1

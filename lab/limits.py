@@ -35,7 +35,6 @@ class Limits:
     max_partitions: int = 64                 # over all topics of the session
     max_records_per_s: int = 2000            # produced, wall-clock; also the most records one command may carry
     max_disk_bytes: int = 256 * 1024 * 1024  # the session's run dir (every broker's logs and checkpoints)
-    max_events_kept: int = 2000              # the newest engine events the host keeps (SessionHost.recent_events)
     max_actions_per_call: int = 200_000      # scheduler actions one clock move may run before it yields
 
     @classmethod
@@ -45,7 +44,6 @@ class Limits:
                    max_partitions=settings.KAFKA_LAB_MAX_PARTITIONS,
                    max_records_per_s=settings.KAFKA_LAB_MAX_RECORDS_PER_S,
                    max_disk_bytes=settings.KAFKA_LAB_MAX_DISK_BYTES,
-                   max_events_kept=settings.KAFKA_LAB_MAX_EVENTS_KEPT,
                    max_actions_per_call=settings.KAFKA_LAB_MAX_ACTIONS_PER_CALL)
 
     def to_dict(self) -> dict[str, int]:

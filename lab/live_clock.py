@@ -10,8 +10,9 @@ that is not in the middle of another call, ticks them one after the other in one
 (each under its own lock, as any host call), then publishes each outcome on the event loop.
 
 A round shares one frame interval's worth of work (TICK_WORK_SHARE of it) among the sessions it
-ticks, at least MIN_SLICE_MS each: a cluster too busy to keep up runs slower than asked, as
-`SessionHost.tick(work_ms=…)` says, and it cannot starve the others.
+ticks, at least MIN_SLICE_MS each, so no cluster can starve the others. A cluster whose slice ran
+out before its clock caught up is ticked again in the next round, at once; one that still cannot
+keep up runs slower than asked, as `SessionHost.tick(work_ms=…)` says.
 """
 from __future__ import annotations
 
@@ -122,7 +123,10 @@ class LiveClock:
             next_due_ms = outcome.result.next_due_ms
             wait = MAX_TICK_INTERVAL_S if next_due_ms is None else \
                 min(max(next_due_ms / 1000, live.frame_interval), MAX_TICK_INTERVAL_S)
-            self._due[live] = started + wait
+            # A session whose tick ran out of work budget is behind: it goes again in the next
+            # round, at once (frames still leave at most once a frame interval; between rounds
+            # the event loop runs, and every session in a round gets its slice).
+            self._due[live] = time.monotonic() if outcome.result.behind else started + wait
             live.save_position_if_due()
         finally:
             live.lock.release()

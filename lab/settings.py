@@ -141,7 +141,6 @@ KAFKA_LAB_MAX_BROKERS = _env_int("KAFKA_LAB_MAX_BROKERS", 9)  # the engine's cei
 KAFKA_LAB_MAX_PARTITIONS = _env_int("KAFKA_LAB_MAX_PARTITIONS", 64)  # over all topics of a session
 KAFKA_LAB_MAX_RECORDS_PER_S = _env_int("KAFKA_LAB_MAX_RECORDS_PER_S", 2000)  # produced, wall clock
 KAFKA_LAB_MAX_DISK_BYTES = _env_int("KAFKA_LAB_MAX_DISK_BYTES", 256 * 1024 * 1024)  # one session's run dir
-KAFKA_LAB_MAX_EVENTS_KEPT = _env_int("KAFKA_LAB_MAX_EVENTS_KEPT", 2000)  # newest engine events kept per session
 KAFKA_LAB_MAX_ACTIONS_PER_CALL = _env_int("KAFKA_LAB_MAX_ACTIONS_PER_CALL", 200_000)  # per clock move
 # Sessions served by one process (lab.registry): a session nobody watches is paused at once and
 # dropped from memory after this many seconds (its log stays in the DB; opening it replays it).
@@ -149,7 +148,7 @@ KAFKA_LAB_IDLE_HOST_TTL_S = _env_int("KAFKA_LAB_IDLE_HOST_TTL_S", 300)
 KAFKA_LAB_MAX_HOSTS = _env_int("KAFKA_LAB_MAX_HOSTS", 200)  # sessions in memory; the longest idle go first
 # The server's garbage collector: a young collection after this many allocations (lab/asgi.py;
 # CPython's default is 700; 0 keeps the default).
-KAFKA_LAB_GC_THRESHOLD0 = _env_int("KAFKA_LAB_GC_THRESHOLD0", 50_000)
+KAFKA_LAB_GC_THRESHOLD0 = _env_int("KAFKA_LAB_GC_THRESHOLD0", 10_000)
 # Frames to the browser (docs/lab-protocol.md, "Coalescing").
 KAFKA_LAB_FRAME_INTERVAL_MS = _env_int("KAFKA_LAB_FRAME_INTERVAL_MS", 50)  # at most ~20 `events` a second
 KAFKA_LAB_MAX_EVENTS_PER_FRAME = _env_int("KAFKA_LAB_MAX_EVENTS_PER_FRAME", 2000)  # ~40,000 events a second

@@ -65,16 +65,18 @@ def tail_records(log: Log, count: int = RECORDS_PER_REPLICA) -> list[dict[str, A
             for r in log.records_from(start)][-count:]
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_PLAIN: dict[type, bool] = {}
 
 
 def event_dict(event: ev.Event) -> dict[str, Any]:
-    """`event.to_dict()` without `dataclasses.asdict`'s deep copy (five times faster; the result is
-    serialised at once, so sharing the event's lists is safe)."""
-    names = _FIELDS.get(type(event))
-    if names is None:
-        names = _FIELDS[type(event)] = tuple(f.name for f in fields(event))
-    data = {name: getattr(event, name) for name in names}
+    """`event.to_dict()` without `dataclasses.asdict`'s deep copy (the result is serialised at
+    once, so sharing the event's lists is safe). An event's `__dict__` holds exactly its fields,
+    in declaration order (the dataclass __init__ sets them so), which is checked once per class;
+    copying it is several times faster than reading the fields one by one."""
+    plain = _PLAIN.get(type(event))
+    if plain is None:
+        plain = _PLAIN[type(event)] = list(getattr(event, "__dict__", ())) == [f.name for f in fields(event)]
+    data = dict(event.__dict__) if plain else {f.name: getattr(event, f.name) for f in fields(event)}
     data["kind"] = event.kind
     return data
 

@@ -19,6 +19,8 @@ from engine.broker import record_batch as rb
 from engine.broker.index import CorruptIndexError, IndexLookup, OffsetIndex, TimeIndex
 from engine.broker.log_config import LogConfig
 
+HEADER_SCAN_BYTES = 16 * 1024  # read size of a header scan (_iter_headers)
+
 LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX = ".log", ".index", ".timeindex"
 INT32_MAX = 2**31 - 1
 
@@ -228,11 +230,22 @@ class LogSegment:
         return None
 
     def _iter_headers(self, position: int, end: int):
-        """(position, header) for each batch in [position, end), reading only the headers."""
+        """(position, header) for each batch in [position, end), reading only the headers.
+
+        The file is read HEADER_SCAN_BYTES at a time, not one pread per header: a scan from an
+        index entry walks up to index.interval.bytes of small batches, and a follower's every
+        fetch does one."""
         fd = self._reader()
         size = rb.RECORD_BATCH_OVERHEAD
+        buf, buf_start = b"", position
         while position + size <= end:
-            header = rb.read_batch_header(os.pread(fd, size, position))
+            at = position - buf_start
+            if at + size > len(buf):
+                buf, buf_start, at = os.pread(fd, min(HEADER_SCAN_BYTES, end - position), position), position, 0
+            try:
+                header = rb.read_batch_header(buf, at)
+            except rb.CorruptRecordError:
+                header = rb.read_batch_header(os.pread(fd, size, position))  # the error as a lone read gives it
             yield position, header
             position += header.size_in_bytes
 

@@ -29,6 +29,10 @@ class Scheduled:
     cancelled: bool = False
 
 
+def _done() -> None:
+    """The action of an entry that ran or was cancelled."""
+
+
 class Scheduler:
     def __init__(self) -> None:
         self.now_ms = 0
@@ -54,6 +58,7 @@ class Scheduler:
     def cancel(self, entry: Scheduled | None) -> None:
         if entry is not None and not entry.cancelled:
             entry.cancelled = True
+            entry.action = _done  # see step()
             if entry.foreground:
                 self._foreground -= 1
             # Cancelled entries stay in the heap until they reach its top. Request time-outs are
@@ -82,7 +87,12 @@ class Scheduler:
         entry.cancelled = True  # it ran; cancelling it later is a no-op
         self.now_ms = max(self.now_ms, entry.time_ms)
         self.steps += 1
-        entry.action()
+        # Drop the action once it ran (or was cancelled): owners keep their timer entries (a
+        # delayed fetch its expiry, a request its time-out) while the entry's action refers back
+        # to the owner — a reference cycle per timer, which only the cyclic GC could free, in
+        # pauses that grow with every live session of a server.
+        action, entry.action = entry.action, _done
+        action()
         return entry
 
     def advance_to(self, time_ms: int) -> None:

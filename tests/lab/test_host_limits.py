@@ -75,11 +75,3 @@ def test_it_refuses_to_produce_when_the_disk_limit_is_reached(tmp_path: Path) ->
     assert raised.value.kafka_error == "POLICY_VIOLATION"
     assert 2000 < host.disk_bytes() <= 4000
 
-
-def test_it_keeps_only_the_newest_events(tmp_path: Path) -> None:
-    host = make_host(tmp_path, Limits(max_events_kept=50))
-    for _ in range(300):
-        host.step()
-
-    assert len(host.recent_events) == 50
-    assert host.recent_events[-1].seq == host.cluster.bus.count - 1
