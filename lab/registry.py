@@ -7,7 +7,8 @@ clock and the frames it sends.
   never in lab.host.
 - Every host call runs in a worker thread (`asyncio.to_thread`) under the session's asyncio lock:
   a busy cluster never stalls the event loop or another session, and one session's calls run
-  one at a time. Nothing on the event loop touches a host directly.
+  one at a time. Nothing on the event loop touches a host directly. Live clocks are the one
+  exception to "a thread hop per call": lab.live_clock ticks every live session in shared rounds.
 - Frames go straight to the session's tabs (the consumers attached here), as JSON text made once
   for all of them — not through a channel-layer group: a session's host and its tabs live in one
   process anyway, and the layer's per-message hops (copy, queue, dispatch, a thread hop to close
