@@ -69,7 +69,11 @@ class LiveClock:
             now = time.monotonic()
             due = [s for s, at in self._due.items() if at <= now and not s.busy()]
             if due:
-                await self._round(due)
+                try:
+                    await self._round(due)
+                except Exception:  # noqa: BLE001 - the clock of every session hangs on this task
+                    logger.exception("lab: a live-clock round failed")
+                    await asyncio.sleep(MAX_TICK_INTERVAL_S)
             self._wake.clear()
             waiting = [at for s, at in self._due.items() if not s.busy()]  # a busy one pokes when done
             delay = (min(waiting) if waiting else now + MAX_TICK_INTERVAL_S) - time.monotonic()
