@@ -86,12 +86,11 @@ class Network:
             return message_id
         self._last_arrival[(src, dst)] = arrive
         self._scheduler.schedule(
-            arrive - now, lambda: self._deliver(message_id, src, dst, message, lost_in_transit),
+            arrive - now, lambda: self._deliver(message_id, api, src, dst, message, lost_in_transit),
             label=f"deliver {api} {src}->{dst}", foreground=foreground)
         return message_id
 
-    def _deliver(self, message_id: int, src: str, dst: str, message: object, lost: bool) -> None:
-        api = api_name(message)
+    def _deliver(self, message_id: int, api: str, src: str, dst: str, message: object, lost: bool) -> None:
         reason = None
         if lost:
             reason = "loss"

@@ -160,11 +160,18 @@ class LeaderAndIsrResponse:
     errors: dict[str, str] = field(default_factory=dict)
 
 
+_API_NAMES: dict[type, str] = {}
+
+
 def api_name(message: object) -> str:
     """Kafka's API name of a request ("Fetch"), or the response's class name ("FetchResponse")."""
     message = getattr(message, "body", message)  # unwrap a broker's correlation envelope
-    name = type(message).__name__
-    return name[:-len("Request")] if name.endswith("Request") else name
+    kind = type(message)
+    name = _API_NAMES.get(kind)
+    if name is None:  # once per message class: every message on the wire asks
+        name = kind.__name__
+        name = _API_NAMES[kind] = name[:-len("Request")] if name.endswith("Request") else name
+    return name
 
 
 @dataclass(slots=True)
