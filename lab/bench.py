@@ -233,24 +233,25 @@ async def _open_tab(server: Server, name: str, *, topic_partitions: int = 3, cou
 
 
 # -- the measurements ---------------------------------------------------------------------------
+async def keep_busy(tab: Tab, seconds: float) -> None:
+    """Two producers, each sending its next 200 records as soon as its last command is
+    acknowledged: the session always has work queued, so what is measured is what it can push,
+    not how fast this client asks."""
+    stop = time.perf_counter() + seconds
+
+    async def producer() -> None:
+        while time.perf_counter() < stop:
+            await tab.command("produce", {"topic": "t", "values": ["x" * 100] * 200, "acks": 1})
+    await asyncio.gather(producer(), producer())
+
+
 async def events_per_second(server: Server, seconds: float) -> dict[str, float]:
     tab = await _open_tab(server, "events", topic_partitions=6, count_events=True)
-
-    async def keep_busy(seconds: float) -> None:
-        """Two producers, each sending its next command as soon as the last one is acknowledged:
-        the session always has work queued, so what is measured is what it can push, not how
-        fast this client asks."""
-        stop = time.perf_counter() + seconds
-
-        async def producer() -> None:
-            while time.perf_counter() < stop:
-                await tab.command("produce", {"topic": "t", "values": ["x" * 100] * 200, "acks": 1})
-        await asyncio.gather(producer(), producer())
     tab.send(type="clock", action="play", speed=10)
-    await keep_busy(0.5)
+    await keep_busy(tab, 0.5)
     tab.events = tab.coalesced = tab.frames = 0
     start = time.perf_counter()
-    await keep_busy(seconds)
+    await keep_busy(tab, seconds)
     elapsed = time.perf_counter() - start
     tab.send(type="clock", action="pause")
     await tab.close()

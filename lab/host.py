@@ -290,7 +290,9 @@ class SessionHost:
         self._furthest = self.steps
 
     # -- the clock ----------------------------------------------------------------------------
-    def play(self, speed: float | None = None) -> None:
+    # play, pause and set_speed first run the clock up to now: the events of that last stretch
+    # are theirs to return, or the tabs would see them only with the next call that returns any.
+    def play(self, speed: float | None = None) -> Events:
         with self.lock:
             speed = None if speed is None else _checked_speed(speed)
             self._catch_up()
@@ -298,20 +300,26 @@ class SessionHost:
             self.mode = "live"
             self._wall_anchor, self._carry_ms = self._wall_clock(), 0.0
             self.clock_version += 1
+            return self._drain()
 
-    def pause(self) -> None:
+    def pause(self) -> Events:
         with self.lock:
-            if self.mode != "paused":
-                self._catch_up()
-                self.mode = "paused"
-                self.clock_version += 1
+            self._pause()
+            return self._drain()
 
-    def set_speed(self, speed: float) -> None:
+    def _pause(self) -> None:
+        if self.mode != "paused":
+            self._catch_up()
+            self.mode = "paused"
+            self.clock_version += 1
+
+    def set_speed(self, speed: float) -> Events:
         with self.lock:
             speed = _checked_speed(speed)
             self._catch_up()
             self.speed = speed
             self.clock_version += 1
+            return self._drain()
 
     def tick(self, wall_ms: float | None = None, work_ms: float | None = None) -> Events:
         """Live: move virtual time by the wall time since the last move × speed — or by `wall_ms`
@@ -404,7 +412,7 @@ class SessionHost:
         with self.lock:
             if isinstance(to_step, bool) or not isinstance(to_step, int) or to_step < 0:
                 raise HostError(f"rewind needs a step number >= 0, not {to_step!r}", "INVALID_REQUEST")
-            self.pause()
+            self._pause()
             self._drop_script()
             self.clock_version += 1
             self._furthest = max(self._furthest, self.steps)

@@ -1,7 +1,8 @@
 // The cluster view: brokers as boxes, each holding its replicas as rows of offset cells, with
 // LEO and HW markers, ISR/OSR colours, the leader marked, messages travelling between nodes and
 // truncated cells shown in red. `renderCluster` is a pure function of (view, virtual time,
-// wall time) — pausing or scrubbing just calls it with another instant.
+// wall time) — pausing or scrubbing just calls it with another instant. With `ui.animate` false
+// (a busy stream, see session.js) new cells do not fly in and the markers jump instead of sliding.
 //
 // Stable hooks for tests and tools: every broker box has data-broker-id/-alive/-controller;
 // every replica row data-broker/-topic/-partition/-role/-leo/-hw/-isr/-alive; every cell
@@ -22,6 +23,7 @@ const INNER = 12;
 const CELL = 26;          // cell pitch (24 wide + 2 gap)
 const CELL_W = 24;
 const CELL_H = 26;
+const MESSAGES_DRAWN = 60;  // in flight at once, at most (the newest): more is a blur, and costs every frame
 
 const API_CLASS = {
   Fetch: "msg-fetch", FetchResponse: "msg-fetch-resp", Produce: "msg-produce", ProduceResponse: "msg-produce-resp",
@@ -112,8 +114,12 @@ function pathOf({ a, b, c }) {
   return `M${a.x.toFixed(1)},${a.y.toFixed(1)} Q${c.x.toFixed(1)},${c.y.toFixed(1)} ${b.x.toFixed(1)},${b.y.toFixed(1)}`;
 }
 
-function cellNodes(view, part, brokerId, rep, win, x0, y0) {
+// A cell is keyed by its offset, so that it slides along as the log grows and a new one flies in.
+// Without animation (a busy stream) it is keyed by its place in the window: a draw then rewrites
+// the cells in place instead of replacing every one of them.
+function cellNodes(view, part, brokerId, rep, win, x0, y0, animate) {
   const cells = [];
+  const still = animate ? null : "animation: none";
   const dead = !rep.alive;
   const from = Math.max(win.start, rep.log_start_offset || 0);
   for (let offset = from; offset < rep.log_end_offset; offset++) {
@@ -122,8 +128,8 @@ function cellNodes(view, part, brokerId, rep, win, x0, y0) {
     const committed = offset < rep.high_watermark;
     const x = x0 + (offset - win.start) * CELL;
     const tip = record ? `offset ${offset} · key ${record.key ?? "null"} · value ${record.value ?? "null"}` : `offset ${offset}`;
-    cells.push(h("g", { key: `c${offset}`, class: `cell ${committed ? "committed" : "uncommitted"}${dead ? " stale" : ""}`,
-                        "data-offset": offset, "data-committed": committed ? "true" : "false" }, [
+    cells.push(h("g", { key: animate ? `c${offset}` : `slot${offset - win.start}`, class: `cell ${committed ? "committed" : "uncommitted"}${dead ? " stale" : ""}`,
+                        style: still, "data-offset": offset, "data-committed": committed ? "true" : "false" }, [
       h("rect", { x, y: y0, width: CELL_W, height: CELL_H, rx: 3 }),
       h("text", { x: x + CELL_W / 2, y: y0 + CELL_H / 2 + 5, "text-anchor": "middle" }, String(offset % 1000)),
       h("title", {}, tip + (committed ? " · committed (below HW)" : " · not committed yet (at or above HW)")),
@@ -145,7 +151,10 @@ function markerX(x0, win, offset) {
   return x0 + (Math.max(offset, win.start) - win.start) * CELL - 1;
 }
 
-function replicaNode(view, part, brokerId, box, index, layoutInfo, wallNow, selected) {
+function replicaNode(view, part, brokerId, box, index, layoutInfo, wallNow, ui) {
+  const selected = ui.selected;
+  const animate = ui.animate !== false;
+  const slide = animate ? "" : "; transition: none";
   const rep = part.replicaStates.get(brokerId) || { alive: false, log_end_offset: 0, high_watermark: 0, log_start_offset: 0, records: new Map() };
   const win = layoutInfo.windows.get(partitionKey(part.topic, part.partition));
   const y = box.y + HEADER_H + index * ROW_H;
@@ -178,12 +187,12 @@ function replicaNode(view, part, brokerId, box, index, layoutInfo, wallNow, sele
     h("text", { class: "replica-offsets", x: box.x + box.w - INNER, y: y + 20, "text-anchor": "end" },
       `LEO ${rep.log_end_offset} · HW ${rep.high_watermark}`),
     earlier > 0 ? h("text", { key: "earlier", class: "earlier", x: x0 - 2, y: cellsY - 3 }, `…${earlier} earlier`) : null,
-    h("g", { key: "cells", class: "cells" }, cellNodes(view, part, brokerId, rep, win, x0, cellsY)),
-    h("g", { key: "leo", class: "leo-marker", style: `transform: translate(${markerX(x0, win, rep.log_end_offset)}px, ${cellsY}px)`,
+    h("g", { key: "cells", class: "cells" }, cellNodes(view, part, brokerId, rep, win, x0, cellsY, animate)),
+    h("g", { key: "leo", class: "leo-marker", style: `transform: translate(${markerX(x0, win, rep.log_end_offset)}px, ${cellsY}px)${slide}`,
              "data-leo": rep.log_end_offset }, [
       h("line", { x1: 0, y1: -3, x2: 0, y2: CELL_H + 3 }),
     ]),
-    h("g", { key: "hw", class: "hw-marker", style: `transform: translate(${markerX(x0, win, rep.high_watermark)}px, ${cellsY}px)`,
+    h("g", { key: "hw", class: "hw-marker", style: `transform: translate(${markerX(x0, win, rep.high_watermark)}px, ${cellsY}px)${slide}`,
              "data-hw": rep.high_watermark }, [
       h("line", { x1: 0, y1: -5, x2: 0, y2: CELL_H + 5 }),
       h("polygon", { points: "-5,-9 5,-9 0,-3" }),
@@ -192,7 +201,7 @@ function replicaNode(view, part, brokerId, box, index, layoutInfo, wallNow, sele
   ]);
 }
 
-function brokerNode(view, b, box, layoutInfo, wallNow, selected) {
+function brokerNode(view, b, box, layoutInfo, wallNow, ui) {
   const flash = view.flashes.get(`broker:${b.id}`);
   const cut = view.links_cut.filter((pair) => pair.includes(`broker-${b.id}`)).length;
   const badges = [];
@@ -210,7 +219,7 @@ function brokerNode(view, b, box, layoutInfo, wallNow, selected) {
   if (b.paused_fetcher) badge("paused", "fetch paused");
   if (b.slow_ms) badge("slow", `+${b.slow_ms} ms`);
   if (cut) badge("cut", `✂ ${cut} link${cut > 1 ? "s" : ""}`);
-  const rows = box.partitions.map((p, i) => replicaNode(view, p, b.id, box, i, layoutInfo, wallNow, selected));
+  const rows = box.partitions.map((p, i) => replicaNode(view, p, b.id, box, i, layoutInfo, wallNow, ui));
   return h("g", { key: `b${b.id}`, class: `broker ${b.alive ? "alive" : "dead"}${flash ? " " + flash.cls : ""}`,
                   "data-broker-id": b.id, "data-alive": b.alive ? "true" : "false",
                   "data-controller": (b.controller || view.controller === b.id) ? "true" : "false" }, [
@@ -232,15 +241,17 @@ function networkNodes(view, layoutInfo, vnow, wallNow) {
       h("title", {}, `link cut: ${pair[0]} ✕ ${pair[1]}`),
     ]));
   }
-  view.trails.forEach((t, i) => {
+  for (const [key, t] of view.trails) {   // one per route (lab-state.js)
     const r = route(layoutInfo.nodes, t.src, t.dst);
-    if (!r) return;
+    if (!r) continue;
     const opacity = Math.max(0, Math.min(1, (t.until - wallNow) / 900));
-    out.push(h("path", { key: `trail${i}:${t.src}>${t.dst}`, class: `trail ${API_CLASS[t.api] || "msg-other"}${t.lost ? " lost" : ""}`,
+    out.push(h("path", { key: `trail:${key}`, class: `trail ${API_CLASS[t.api] || "msg-other"}${t.lost ? " lost" : ""}`,
                          d: pathOf(r), style: `opacity:${(opacity * 0.6).toFixed(2)}` }));
-  });
+  }
   const showLabels = view.inflight.size <= 6;
+  let skip = view.inflight.size - MESSAGES_DRAWN;
   for (const m of view.inflight.values()) {
+    if (skip-- > 0) continue;
     const r = route(layoutInfo.nodes, m.src, m.dst);
     if (!r || vnow < m.send_ms) continue;
     const p = pointOn(r.a, r.c, r.b, messageProgress(m, vnow));
@@ -266,8 +277,10 @@ function clientNodes(layoutInfo) {
 
 export function renderCluster(svg, view, vnow, wallNow, ui = {}) {
   const info = layout(view, ui);
-  svg.setAttribute("viewBox", `0 0 ${W} ${Math.ceil(info.height)}`);
-  const brokers = info.brokers.map((b) => brokerNode(view, b, info.boxes.get(b.id), info, wallNow, ui.selected));
+  const viewBox = `0 0 ${W} ${Math.ceil(info.height)}`;
+  // Setting it, even unchanged, makes Blink lay out every text of the picture again.
+  if (svg.getAttribute("viewBox") !== viewBox) svg.setAttribute("viewBox", viewBox);
+  const brokers = info.brokers.map((b) => brokerNode(view, b, info.boxes.get(b.id), info, wallNow, ui));
   const empty = info.brokers.length ? null
     : h("text", { key: "waiting", class: "empty-note", x: W / 2, y: 120, "text-anchor": "middle" }, "Waiting for the cluster…");
   patch(svg, [

@@ -74,6 +74,36 @@ export function patch(parent, vnodes, svg = parent instanceof SVGElement) {
   });
 }
 
+// Paces a costly redraw so that it takes at most `share` of the main thread, counting what the
+// browser does after the script (style, layout, paint): `due()` says whether one may start now,
+// `drawn()` is called right after it. A message posted then runs once the frame is painted, which
+// times it; the next is due after a pause in proportion (at most `maxGapMs`). A cheap redraw is
+// due again at the next animation frame; a costly one on a busy page waits, and the page's other
+// work (taking in the socket's frames) goes on in between.
+export class Pacer {
+  constructor(share, maxGapMs) {
+    this.share = share;
+    this.maxGapMs = maxGapMs;
+    this.next = 0;
+    this.started = 0;
+    this.channel = new MessageChannel();
+    this.channel.port1.onmessage = () => {
+      const done = performance.now();
+      this.next = done + Math.min(this.maxGapMs, (done - this.started) * (1 / this.share - 1));
+    };
+  }
+
+  due(now = performance.now()) {
+    return now >= this.next;
+  }
+
+  drawn(startedAt) {
+    this.started = startedAt;
+    this.next = Infinity;   // until it is painted
+    this.channel.port2.postMessage(null);
+  }
+}
+
 export function escapeHtml(text) {
   return String(text ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }

@@ -2,13 +2,24 @@
 // partition and text. Network messages (message_sent/dropped) are many, so they are hidden until
 // asked for — and the count of hidden ones is shown. Clicking a line rewinds the timeline to the
 // step that produced it (each event is tagged with the scheduler step of the frame it came in).
+//
+// A busy session adds thousands of lines a frame, more than anyone reads: `add` only stores them
+// (bounded: the newest KEEP), a line's sentence is written when it is first shown or searched, and
+// `render` — called every animation frame — redraws a log that changed, paced to a quarter of the
+// main thread at most (dom.js Pacer): a fast stream makes the log move less often (still at least
+// once a second) instead of freezing the page.
 
-import { $, h, patch } from "./dom.js";
+import { $, h, Pacer, patch } from "./dom.js";
 import { describeEvent } from "./describe.js";
 
 const KEEP = 20000;
 const SHOWN = 400;
 const NETWORK_KINDS = new Set(["message_sent", "message_dropped"]);
+
+function textOf(entry) {
+  entry.text ??= describeEvent(entry.e);
+  return entry.text;
+}
 
 export class EventLog {
   constructor(root, { onRewind } = {}) {
@@ -25,6 +36,7 @@ export class EventLog {
     this.networkBox = $("[data-log=network]", root);
     this.dirty = false;
     this.visible = false;
+    this.pacer = new Pacer(0.25, 1000);
     for (const input of [this.kindSelect, this.brokerInput, this.partitionInput, this.textInput, this.networkBox]) {
       input.addEventListener("input", () => this.render(true));
     }
@@ -40,7 +52,7 @@ export class EventLog {
 
   add(events, step) {
     for (const e of events) {
-      this.entries.push({ e, step, text: describeEvent(e), search: null });
+      this.entries.push({ e, step, text: null, search: null });
       if (!this.kinds.has(e.kind)) { this.kinds.add(e.kind); this._kindsChanged = true; }
     }
     if (this.entries.length > KEEP) this.entries.splice(0, this.entries.length - KEEP);
@@ -82,7 +94,7 @@ export class EventLog {
       if (label !== filter.partition && !(filter.partition === e.topic) && !inSummary) return false;
     }
     if (filter.text) {
-      entry.search ??= `${entry.text} ${JSON.stringify(e)}`.toLowerCase();
+      entry.search ??= `${textOf(entry)} ${JSON.stringify(e)}`.toLowerCase();
       if (!entry.search.includes(filter.text)) return false;
     }
     return true;
@@ -106,7 +118,13 @@ export class EventLog {
   }
 
   render(force = false) {
-    if (!(force || (this.dirty && this.visible))) return;
+    if (!(force || (this.dirty && this.visible && this.pacer.due()))) return;
+    const started = performance.now();
+    this._draw();
+    this.pacer.drawn(started);
+  }
+
+  _draw() {
     this.dirty = false;
     if (this._kindsChanged) {
       this._kindsChanged = false;
@@ -131,7 +149,7 @@ export class EventLog {
       h("span", { class: "log-time" }, `${(entry.e.time_ms / 1000).toFixed(3)}s`),
       h("span", { class: "log-step" }, `#${entry.step}`),
       h("span", { class: "log-kind" }, entry.e.kind),
-      h("span", { class: "log-text" }, entry.text),
+      h("span", { class: "log-text" }, textOf(entry)),
     ])), false);
     if (nearBottom) this.list.scrollTop = this.list.scrollHeight;
     const more = matching.length > SHOWN ? ` (the last ${SHOWN} shown)` : "";

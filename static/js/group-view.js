@@ -18,8 +18,15 @@ const PHASES = [
 const GROUP_EVENT = /group|consumer|rebalanc|join|sync|heartbeat|member|offset_commit|committed|assign|poll/i;
 const PHASE_FLASH_MS = 2500;
 
+const groupKinds = new Map();   // kind -> isGroupEvent(kind): asked for every event of every frame
+
 export function isGroupEvent(kind) {
-  return GROUP_EVENT.test(kind) && !/^(records_appended|leader_and_isr_applied)$/.test(kind);
+  let known = groupKinds.get(kind);
+  if (known === undefined) {
+    known = GROUP_EVENT.test(kind) && !/^(records_appended|leader_and_isr_applied)$/.test(kind);
+    groupKinds.set(kind, known);
+  }
+  return known;
 }
 
 const first = (obj, ...names) => { for (const n of names) if (obj && obj[n] !== undefined && obj[n] !== null) return obj[n]; return undefined; };

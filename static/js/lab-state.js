@@ -6,8 +6,15 @@
 // Besides the cluster, the view keeps short-lived visual effects (flashes, removed cells, message
 // trails) with a wall-clock expiry, and the messages in flight with their virtual send/arrive
 // times so the renderer can place them at any virtual instant.
+//
+// A busy session sends tens of thousands of events a second (docs/lab-protocol.md: up to 2,000 a
+// frame, ~20 frames a second), far more than can be animated one by one. So the effects are
+// bounded, whatever the rate: one trail per route (sender → receiver, API), not one per message,
+// and a message that has already arrived by the end of its frame never enters `inflight`. The
+// cluster itself is still folded in event by event: the view stays exact.
 
-export const RECORDS_KEPT = 400;     // per replica, newest offsets
+export const RECORDS_KEPT = 400;     // per replica, newest offsets (trimmed once RECORDS_TRIM_AT are held)
+const RECORDS_TRIM_AT = 600;         // trimming sorts the offsets: once per ~200 appended records, not per append
 const FLASH_MS = 1600;
 const GHOST_MS = 6000;
 const TRAIL_MS = 900;
@@ -34,7 +41,7 @@ export function emptyView() {
     eventGroups: new Map(),    // group -> what the group events said (used while the snapshot has none)
     produced_count: 0,
     inflight: new Map(),       // message_id -> {message_id, api, src, dst, send_ms, arrive_ms}
-    trails: [],                // {src, dst, api, until, lost}
+    trails: new Map(),         // route "src>dst>api[!]" -> {src, dst, api, until, lost}: the newest message on it
     flashes: new Map(),        // "replica:<b>:<pkey>" | "broker:<b>" -> {cls, until}
     ghosts: [],                // removed cells: {broker, topic, partition, offset, key, value, until}
     truncations: [],           // every log_truncated event, for the "what was lost" list
@@ -63,8 +70,8 @@ function partitionOf(view, topic, partition) {
   return view.partitions.get(key);
 }
 
-function trimRecords(rep) {
-  if (rep.records.size <= RECORDS_KEPT) return;
+function trimRecords(rep, keep = RECORDS_TRIM_AT) {
+  if (rep.records.size <= keep) return;
   const offsets = Array.from(rep.records.keys()).sort((a, b) => a - b);
   for (const offset of offsets.slice(0, offsets.length - RECORDS_KEPT)) rep.records.delete(offset);
 }
@@ -109,7 +116,7 @@ export function applySnapshot(view, state) {
         if (before) for (const [offset, r] of before.records) {
           if (offset < rep.log_end_offset && offset >= rep.log_start_offset && !rep.records.has(offset)) rep.records.set(offset, r);
         }
-        trimRecords(rep);
+        trimRecords(rep, RECORDS_KEPT);
       }
       rep.role = Number(broker) === p.leader ? "leader" : "follower";
       part.replicaStates.set(Number(broker), rep);
@@ -136,6 +143,10 @@ function flash(view, key, cls, wallNow) {
 
 function replicaFlashKey(broker, topic, partition) {
   return `replica:${broker}:${partitionKey(topic, partition)}`;
+}
+
+function trail(view, e, until, lost) {
+  view.trails.set(`${e.src}>${e.dst}>${e.api}${lost ? "!" : ""}`, { src: e.src, dst: e.dst, api: e.api, until, lost });
 }
 
 const HANDLERS = {
@@ -241,17 +252,18 @@ const HANDLERS = {
     part.isr = e.isr;
     for (const b of e.added || []) flash(view, replicaFlashKey(b, e.topic, e.partition), "flash-isr", now);
   },
-  message_sent(view, e, now) {
-    for (const node of [e.src, e.dst]) if (!String(node).startsWith("broker-")) view.clients.add(String(node));
-    if (e.arrive_ms >= 0) {
+  message_sent(view, e, now, arrivedBy) {
+    if (!String(e.src).startsWith("broker-")) view.clients.add(String(e.src));
+    if (!String(e.dst).startsWith("broker-")) view.clients.add(String(e.dst));
+    if (e.arrive_ms >= 0 && e.arrive_ms > arrivedBy) {
       view.inflight.set(e.message_id, { message_id: e.message_id, api: e.api, src: e.src, dst: e.dst,
                                         send_ms: e.send_ms, arrive_ms: e.arrive_ms });
     }
-    view.trails.push({ src: e.src, dst: e.dst, api: e.api, until: now + TRAIL_MS, lost: e.arrive_ms < 0 });
+    trail(view, e, now + TRAIL_MS, e.arrive_ms < 0);
   },
   message_dropped(view, e, now) {
     view.inflight.delete(e.message_id);
-    view.trails.push({ src: e.src, dst: e.dst, api: e.api, until: now + TRAIL_MS * 2, lost: true });
+    trail(view, e, now + TRAIL_MS * 2, true);
   },
   fault_injected(view, e) {
     const brokers = e.brokers || [];
@@ -320,10 +332,18 @@ export function currentGroups(view) {
 }
 
 // Fold one event into the view; unknown kinds are fine (the event log still shows them).
-export function applyEvent(view, e, wallNow) {
-  if (typeof e.time_ms === "number") view.time_ms = Math.max(view.time_ms, e.time_ms);
+// A message arriving at or before virtual time `arrivedBy` is not put in flight: it is there already.
+export function applyEvent(view, e, wallNow, arrivedBy = -Infinity) {
+  if (typeof e.time_ms === "number" && e.time_ms > view.time_ms) view.time_ms = e.time_ms;
   const handler = HANDLERS[e.kind];
-  if (handler) handler(view, e, wallNow);
+  if (handler) handler(view, e, wallNow, arrivedBy);
+  return view;
+}
+
+// Fold a frame's events, in order; the frame was sent at virtual time `frameTimeMs` (when known).
+export function applyEvents(view, events, wallNow, frameTimeMs) {
+  const arrivedBy = typeof frameTimeMs === "number" ? frameTimeMs : -Infinity;
+  for (const e of events) applyEvent(view, e, wallNow, arrivedBy);
   return view;
 }
 
@@ -331,13 +351,12 @@ export function applyEvent(view, e, wallNow) {
 export function expireEffects(view, wallNow, vnow) {
   for (const [key, f] of view.flashes) if (f.until <= wallNow) view.flashes.delete(key);
   view.ghosts = view.ghosts.filter((g) => g.until > wallNow);
-  view.trails = view.trails.filter((t) => t.until > wallNow);
-  if (view.trails.length > 200) view.trails = view.trails.slice(-200);
+  for (const [route, t] of view.trails) if (t.until <= wallNow) view.trails.delete(route);
   for (const [id, m] of view.inflight) if (m.arrive_ms <= vnow) view.inflight.delete(id);
 }
 
 export function hasEffects(view) {
-  return view.flashes.size > 0 || view.ghosts.length > 0 || view.trails.length > 0 || view.inflight.size > 0;
+  return view.flashes.size > 0 || view.ghosts.length > 0 || view.trails.size > 0 || view.inflight.size > 0;
 }
 
 // Where a message is at virtual time `vnow`: 0 at its sender, 1 at its receiver.

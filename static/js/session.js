@@ -3,8 +3,8 @@
 // cluster from (view, virtual now) whenever something changed or is moving. Nothing here decides
 // Kafka semantics: the engine's events and snapshots say what is true.
 
-import { $, $all } from "./dom.js";
-import { applyEvent, applySnapshot, emptyView, expireEffects, hasEffects } from "./lab-state.js";
+import { $, $all, Pacer } from "./dom.js";
+import { applyEvents, applySnapshot, emptyView, expireEffects, hasEffects } from "./lab-state.js";
 import { LabSocket } from "./lab-socket.js";
 import { renderCluster, renderSummary, renderTruncations } from "./cluster-view.js";
 import { Timeline, VirtualClock } from "./timeline.js";
@@ -55,8 +55,10 @@ const socket = new LabSocket(root.dataset.wsUrl, {
     hideBanner();
   },
   events(m) {
+    const started = performance.now();
     ingest(m.events || [], m.step, m.time_ms);
     if (m.coalesced) eventLog.noteCoalesced(m.coalesced);
+    countFrame(m, started);
   },
   state(m) {
     takeSnapshot(m.state, m.step ?? m.state?.step, m.time_ms ?? m.state?.time_ms);
@@ -73,6 +75,22 @@ const socket = new LabSocket(root.dataset.wsUrl, {
   status(status, detail) { showStatus(status, detail); },
 });
 
+// What this tab has taken in, for the console and `python -m lab.bench_browser`: `events` frames
+// and the events in them, the main-thread time spent ingesting them, how often the page was
+// drawn, and the newest frames as [step, time_ms, wall-clock ms when ingested] — the bench
+// matches those with when its own socket got the same frame: how far the page lags the stream.
+const RECENT_FRAMES = 256;
+const stats = { frames: 0, events: 0, ingestMs: 0, draws: 0, recentFrames: [] };
+
+function countFrame(m, started) {
+  const done = performance.now();
+  stats.frames += 1;
+  stats.events += (m.events || []).length;
+  stats.ingestMs += done - started;
+  stats.recentFrames.push([m.step, m.time_ms, performance.timeOrigin + done]);
+  if (stats.recentFrames.length > RECENT_FRAMES) stats.recentFrames.shift();
+}
+
 function takeSnapshot(state, step, timeMs) {
   if (!state) return;
   const newStep = step ?? state.step ?? app.view.step;
@@ -86,7 +104,7 @@ function takeSnapshot(state, step, timeMs) {
     // from here, so forget which ones we saw.
     app.seenSeq = -1;
     app.view.inflight.clear();
-    app.view.trails = [];
+    app.view.trails.clear();
     app.view.ghosts = [];
     app.view.truncations = app.view.truncations.filter((e) => e.time_ms <= app.view.time_ms);
     eventLog.cutAfter(app.view.step);
@@ -104,13 +122,19 @@ function takeSnapshot(state, step, timeMs) {
   app.dirty = true;
 }
 
+// A frame's events go into the view model and each view's buffers in bulk; nothing here touches
+// the DOM (the frame loop below draws, at most once per animation frame), so a frame of 2,000
+// events costs a few milliseconds however many frames arrive between two paints.
 function ingest(events, step, timeMs) {
   const now = performance.now();
-  const fresh = events.filter((e) => typeof e.seq !== "number" || e.seq > app.seenSeq);
-  for (const e of fresh) {
-    applyEvent(app.view, e, now);
-    if (typeof e.seq === "number") app.seenSeq = Math.max(app.seenSeq, e.seq);
+  const fresh = [];
+  let newest = app.seenSeq;
+  for (const e of events) {
+    if (typeof e.seq !== "number") fresh.push(e);
+    else if (e.seq > app.seenSeq) { fresh.push(e); if (e.seq > newest) newest = e.seq; }
   }
+  app.seenSeq = newest;
+  applyEvents(app.view, fresh, now, timeMs);
   if (typeof step === "number") app.view.step = step;
   if (typeof timeMs === "number") app.view.time_ms = Math.max(app.view.time_ms, timeMs);
   vclock.sync(app.view.time_ms);
@@ -291,14 +315,31 @@ function configureHtmx() {
 if (window.htmx) configureHtmx(); else window.addEventListener("load", configureHtmx);
 
 // -- the frame loop ----------------------------------------------------------------------------------
-function frame() {
-  const wall = performance.now();
-  const vnow = vclock.now(wall);
-  const moving = hasEffects(app.view) || vclock.mode === "live";
-  expireEffects(app.view, wall, vnow);
-  if (app.dirty || moving) {
-    renderCluster(svg, app.view, vnow, wall, { selected: app.selected, showInternal: app.showInternal });
+// Every animation frame expires effects and moves the virtual clock; the page is drawn (the
+// cluster picture, the summary, the clock bar, the group panel) when the view changed or
+// something moves. A draw — its script, then the browser's style, layout and paint — may take at
+// most half the main thread (dom.js Pacer): when a busy session's frames keep the page busy, it is
+// drawn less often (still at least twice a second) while the frames are still taken in as they
+// come, so the page does not fall behind the stream. Above CALM_EVENTS_PER_S the picture also
+// skips the cells' entry animation and the markers' slides: they would start over at every draw,
+// and keep the browser drawing in between.
+const CALM_EVENTS_PER_S = 2000;
+const pacer = new Pacer(0.5, 500);
+const eventRate = { since: performance.now(), events: 0, perSecond: 0 };
+let stale = true;
+
+function eventsPerSecond(wall) {
+  if (wall - eventRate.since >= 1000) {
+    eventRate.perSecond = (stats.events - eventRate.events) * 1000 / (wall - eventRate.since);
+    eventRate.since = wall;
+    eventRate.events = stats.events;
   }
+  return eventRate.perSecond;
+}
+
+function draw(wall, vnow, moving) {
+  renderCluster(svg, app.view, vnow, wall, { selected: app.selected, showInternal: app.showInternal,
+                                             animate: eventsPerSecond(wall) < CALM_EVENTS_PER_S });
   if (app.dirty) {
     app.dirty = false;
     renderSummary($("[data-partition-summary-body]", root), app.view, { showInternal: app.showInternal });
@@ -311,7 +352,22 @@ function frame() {
   } else if (groupVisible && moving) {
     groupView.render(app.view, wall);
   }
-  eventLog.render();
+  timeline.render();
+}
+
+function frame() {
+  const wall = performance.now();
+  const vnow = vclock.now(wall);
+  const moving = hasEffects(app.view) || vclock.mode === "live";
+  expireEffects(app.view, wall, vnow);
+  if (app.dirty || timeline.dirty) stale = true;
+  if ((stale || moving) && pacer.due(wall)) {
+    stale = false;
+    draw(wall, vnow, moving);
+    pacer.drawn(wall);
+    stats.draws += 1;
+  }
+  eventLog.render();   // paced by itself (event-log.js)
   charts.setNow(Math.round(vnow));
   charts.draw();
   segmentView.tick();
@@ -319,6 +375,6 @@ function frame() {
   requestAnimationFrame(frame);
 }
 
-window.kafkaLab = { app, socket };   // for the console and the browser tests
+window.kafkaLab = { app, socket, stats };   // for the console, the browser tests and lab/bench_browser.py
 socket.connect();
 requestAnimationFrame(frame);

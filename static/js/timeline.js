@@ -2,6 +2,11 @@
 // kind>", and the timeline scrubber that rewinds to any step (marks show where commands were
 // applied). It also keeps the virtual clock the renderer reads: between server frames, live
 // virtual time runs on at `speed` virtual ms per wall ms; paused, it stands still.
+//
+// Frames move the step ~20 times a second: `setStep` only notes it, and `render` (called from the
+// page's animation frame) writes the scrubber and readout once per paint. The marks (up to 500
+// buttons) are rebuilt only when the server's list of them changes; as the line of time grows
+// they slide by CSS alone (each mark's `left` is its step over the container's `--steps`).
 
 import { $, h, patch } from "./dom.js";
 
@@ -53,6 +58,8 @@ export class Timeline {
     this.step = 0;
     this.marks = [];
     this.scrubbing = false;
+    this.dirty = false;
+    this.renderedSteps = null;
     this.playButton = $("[data-clock=play]", root);
     this.speedInput = $("[data-clock=speed]", root);
     this.speedOut = $("[data-clock=speed-out]", root);
@@ -74,6 +81,10 @@ export class Timeline {
     this.speedInput.addEventListener("input", () => { this.speedOut.value = `${sliderToSpeed(this.speedInput.value)}×`; });
     this.speedInput.addEventListener("change", () => this.socket.clock("speed", { speed: sliderToSpeed(this.speedInput.value) }));
     this.scrubber.addEventListener("input", () => { this.scrubbing = true; this._readout(Number(this.scrubber.value)); });
+    this.marksEl.addEventListener("click", (event) => {
+      const mark = event.target.closest("button.mark");
+      if (mark) this.rewind(Number(mark.dataset.step));
+    });
     this.scrubber.addEventListener("change", () => {
       this.scrubbing = false;
       this.rewind(Number(this.scrubber.value));
@@ -125,23 +136,30 @@ export class Timeline {
     this.steps = message.steps ?? this.steps;
     this.marks = message.marks || [];
     this._renderMarks();
-    this._sync();
+    this.dirty = true;
   }
 
   setStep(step, timeMs) {
     this.step = step;
     this.steps = Math.max(this.steps, step);
     this.timeMs = timeMs;
-    this._sync();
+    this.dirty = true;
   }
 
-  _sync() {
-    this.scrubber.max = String(Math.max(1, this.steps));
+  // Called once per animation frame: the scrubber, the readout and the marks' scale.
+  render() {
+    if (!this.dirty) return;
+    this.dirty = false;
+    const max = Math.max(1, this.steps);
+    this.scrubber.max = String(max);
     if (!this.scrubbing) this.scrubber.value = String(this.step);
     this.root.dataset.step = String(this.step);
     this.root.dataset.steps = String(this.steps);
     this._readout(this.step);
-    this._renderMarks();
+    if (this.renderedSteps !== max) {
+      this.renderedSteps = max;
+      this.marksEl.style.setProperty("--steps", String(max));
+    }
   }
 
   _readout(step) {
@@ -152,18 +170,18 @@ export class Timeline {
   }
 
   _renderMarks() {
-    const max = Math.max(1, this.steps);
-    patch(this.marksEl, this.marks.map((m, i) => h("button", {
-      key: `m${i}:${m.step}`, type: "button", class: "mark", style: `left: ${(100 * m.step / max).toFixed(2)}%`,
-      title: `step ${m.step} · ${(m.time_ms / 1000).toFixed(3)} s · ${describeCommand(m.command)} — click to rewind here`,
-      "aria-label": `Rewind to step ${m.step}: ${describeCommand(m.command)}`, "data-step": m.step,
-    }, "")), false);
-    for (const button of this.marksEl.querySelectorAll("button.mark")) {
-      if (!button.__wired) {
-        button.__wired = true;
-        button.addEventListener("click", () => this.rewind(Number(button.dataset.step)));
-      }
-    }
+    const seen = new Map();   // a step can hold several commands: key each by its place among them
+    patch(this.marksEl, this.marks.map((m) => {
+      const n = (seen.get(m.step) || 0) + 1;
+      seen.set(m.step, n);
+      const what = describeCommand(m.command);
+      return h("button", {
+        key: `m${m.step}:${n}`, type: "button", class: "mark",
+        style: `--mark-step: ${m.step}; left: calc(100% * var(--mark-step) / var(--steps, 1))`,
+        title: `step ${m.step} · ${(m.time_ms / 1000).toFixed(3)} s · ${what} — click to rewind here`,
+        "aria-label": `Rewind to step ${m.step}: ${what}`, "data-step": m.step,
+      }, "");
+    }), false);
   }
 }
 

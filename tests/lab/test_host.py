@@ -224,6 +224,26 @@ def test_live_time_follows_the_wall_clock_times_the_speed(tmp_path: Path) -> Non
         host.play(speed=11)
 
 
+@pytest.mark.parametrize("call", ["pause", "set_speed", "play"])
+def test_pause_play_and_speed_return_the_events_of_the_last_stretch_they_ran(tmp_path: Path, call: str) -> None:
+    """They run the clock up to now before changing it: those events are theirs to hand back,
+    or no tab would see them until the next call that returns events."""
+    now = [0.0]
+    host = SessionHost(str(tmp_path), Shape(3, SEED, "leader-epoch", {}), wall_clock=lambda: now[0])
+    host.apply("create_topic", {"topic": "t", "partitions": 1, "replication_factor": 3})
+    host.apply("produce", {"topic": "t", "values": ["a", "b"], "acks": "all"})
+    host.play(speed=1)
+    seq_before = host.cluster.bus.count
+    now[0] += 2.0  # two wall seconds pass with no tick
+
+    result = {"pause": lambda: host.pause(), "set_speed": lambda: host.set_speed(2),
+              "play": lambda: host.play(speed=3)}[call]()
+
+    assert result.events, "the catch-up's events came back"
+    assert [e.seq for e in result.events] == list(range(seq_before, host.cluster.bus.count))
+    assert host.now_ms >= 2000
+
+
 def test_load_scenario_plays_a_built_in_scenario_as_the_runner_does(tmp_path: Path) -> None:
     completed = subprocess.run([sys.executable, "-m", "engine.scenarios", "run", "hw-truncation-story", "--json"],
                                cwd=REPO_ROOT, capture_output=True, text=True, check=True)
