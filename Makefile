@@ -1,5 +1,6 @@
 # Kafka Lab: `make run` serves the lab, `make test` runs the whole suite.
-# Both create .venv/ when it is missing and skip pip when pyproject.toml has not changed.
+# Both create .venv/ when it is missing and skip pip when pyproject.toml, setup.py and the C
+# extension (engine/broker/_columnar.c) have not changed.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -11,7 +12,7 @@ PYTEST_ARGS ?=
 
 VENV := .venv
 VENV_PY := $(CURDIR)/$(VENV)/bin/python
-PYPROJECT_HASH := $(shell sha256sum pyproject.toml | cut -c1-16)
+PYPROJECT_HASH := $(shell cat pyproject.toml setup.py engine/broker/_columnar.c | sha256sum | cut -c1-16)
 RUN_STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_HASH)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -24,6 +24,7 @@ from engine.read_api import list_partitions, read_committed
 
 PARTITIONS = re.compile(r"^/api/v1/sessions/([^/]+)/partitions$")
 RECORDS = re.compile(r"^/api/v1/sessions/([^/]+)/topics/([^/]+)/partitions/(\d+)/records$")
+IDLE_CONNECTION_TIMEOUT_S = 60
 STATUS = {"UNKNOWN_TOPIC_OR_PARTITION": 404, "OFFSET_OUT_OF_RANGE": 416, "LEADER_NOT_AVAILABLE": 503}
 
 
@@ -76,6 +77,11 @@ class ReadApiServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive (every answer has a Content-Length): a Spark task fetches many times in
+            # a row on one connection. An idle connection is dropped after `timeout` seconds.
+            protocol_version = "HTTP/1.1"
+            timeout = IDLE_CONNECTION_TIMEOUT_S
+
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
                 url = urlparse(self.path)
                 with server.lock:

@@ -11,7 +11,8 @@ the two `lab.*` options differ:
 
 Columns, as Spark's Kafka source: key binary, value binary, topic string, partition int,
 offset long, timestamp timestamp, timestampType int, headers array<struct<key: string, value:
-binary>> (Spark adds headers only with includeHeaders=true; here they are always there).
+binary>> (Spark adds headers only with includeHeaders=true; here they are always there, and null
+for a record without headers, as in Spark's).
 Options (as Spark's Kafka source where they apply): subscribe (comma list) | subscribePattern
 | assign (JSON {"topic": [0, 1]}); startingOffsets / endingOffsets: "earliest", "latest" or JSON
 {"topic": {"0": 23, "1": -2}} (-2 earliest, -1 latest); maxOffsetsPerTrigger (streaming);
@@ -25,11 +26,10 @@ With failOnDataLoss=true the query fails saying so; with false, it skips what is
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -39,9 +39,11 @@ from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
           "timestampType int, headers array<struct<key: string, value: binary>>")
 EARLIEST, LATEST = -2, -1
-DEFAULT_RECORDS_PER_SPLIT = 200_000
-NO_HEADERS: list = []  # shared: most records have none
+# Ranges above this are split. Not smaller: every Spark task costs a Python worker a fixed ~30 ms
+# (pyspark's daemon runs a full gc.collect() after each task), ~10% of a 200,000-record task.
+DEFAULT_RECORDS_PER_SPLIT = 500_000
 FETCH_BYTES = 4 * 1024 * 1024
+FETCH_SLACK = 1.1  # a range's last fetch asks 10% more than the estimate: batches are not all alike
 SOURCE_OPTIONS = {"subscribe", "subscribepattern", "assign", "startingoffsets", "endingoffsets",
                   "maxoffsetspertrigger", "failondataloss", "minpartitions", "lab.url", "lab.session",
                   "includeheaders", "kafka.bootstrap.servers", "path"}
@@ -142,10 +144,20 @@ def _bool(value: str) -> bool:
 
 # -- the read API --------------------------------------------------------------------------
 class LabClient:
-    """The lab's HTTP read API (committed data only)."""
+    """The lab's HTTP read API (committed data only), over one kept-alive connection: a task
+    fetches many times in a row, and a new connection (and server thread) per fetch costs more
+    than the fetch's own Python work."""
 
     def __init__(self, url: str, session: str) -> None:
-        self.base = f"{url}/api/v1/sessions/{urllib.parse.quote(session)}"
+        self.url = url
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise LabSourceError(f"Option 'lab.url' must be an http:// or https:// URL, got {url!r}")
+        self._connection_class = (http.client.HTTPSConnection if parts.scheme == "https"
+                                  else http.client.HTTPConnection)
+        self._netloc = parts.netloc
+        self.base = f"{parts.path.rstrip('/')}/api/v1/sessions/{urllib.parse.quote(session)}"
+        self._connection: http.client.HTTPConnection | None = None
 
     def partitions(self, options: Options) -> list[dict]:
         if options.pattern is not None:
@@ -153,7 +165,10 @@ class LabClient:
         else:
             topics = options.subscribe or tuple(options.assign)
             query = {"topics": ",".join(topics)}
-        infos = self._json(f"{self.base}/partitions?{urllib.parse.urlencode(query)}")["partitions"]
+        status, _, body = self._get(f"{self.base}/partitions?{urllib.parse.urlencode(query)}")
+        if status != 200:
+            raise LabSourceError(_error_text(status, body))
+        infos = json.loads(body)["partitions"]
         if options.assign is not None:
             wanted = {(t, p) for t, ps in options.assign.items() for p in ps}
             infos = [i for i in infos if (i["topic"], i["partition"]) in wanted]
@@ -162,37 +177,52 @@ class LabClient:
                 raise LabSourceError(f"Assigned partitions do not exist: {sorted(missing)}")
         return infos
 
-    def records(self, topic: str, partition: int, offset: int) -> tuple[bytes, int, int, int] | None:
+    def records(self, topic: str, partition: int, offset: int,
+                max_bytes: int = FETCH_BYTES) -> tuple[bytes, int, int, int] | None:
         """(batches, next offset, log start, high watermark), or None when the offset is out of range."""
-        url = (f"{self.base}/topics/{urllib.parse.quote(topic)}/partitions/{partition}/records?"
-               f"offset={offset}&max_bytes={FETCH_BYTES}")
-        try:
-            with urllib.request.urlopen(url, timeout=60) as answer:
-                body = answer.read()
-                return (body, int(answer.headers["X-Kafka-Lab-Next-Offset"]),
-                        int(answer.headers["X-Kafka-Lab-Log-Start-Offset"]),
-                        int(answer.headers["X-Kafka-Lab-High-Watermark"]))
-        except urllib.error.HTTPError as error:
-            if error.code == 416:
-                return None
-            raise LabSourceError(_error_text(error)) from None
+        status, headers, body = self._get(
+            f"{self.base}/topics/{urllib.parse.quote(topic)}/partitions/{partition}/records?"
+            f"offset={offset}&max_bytes={max_bytes}")
+        if status == 416:
+            return None
+        if status != 200:
+            raise LabSourceError(_error_text(status, body))
+        return (body, int(headers["X-Kafka-Lab-Next-Offset"]), int(headers["X-Kafka-Lab-Log-Start-Offset"]),
+                int(headers["X-Kafka-Lab-High-Watermark"]))
 
-    def _json(self, url: str) -> dict:
-        try:
-            with urllib.request.urlopen(url, timeout=60) as answer:
-                return json.loads(answer.read())
-        except urllib.error.HTTPError as error:
-            raise LabSourceError(_error_text(error)) from None
-        except urllib.error.URLError as error:
-            raise LabSourceError(f"Cannot reach the lab at {url.split('/api/')[0]}: {error.reason}") from None
+    def __enter__(self) -> LabClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def _get(self, path: str) -> tuple[int, http.client.HTTPMessage, bytes]:
+        """One GET; retried once on a fresh connection, as the server may have closed an idle one."""
+        for attempt in (1, 2):
+            if self._connection is None:
+                self._connection = self._connection_class(self._netloc, timeout=60)
+            try:
+                self._connection.request("GET", path)
+                answer = self._connection.getresponse()
+                return answer.status, answer.headers, answer.read()
+            except (http.client.HTTPException, OSError) as error:
+                self.close()
+                if attempt == 2:
+                    raise LabSourceError(f"Cannot reach the lab at {self.url}: {error}") from None
+        raise AssertionError("unreachable")
 
 
-def _error_text(error: urllib.error.HTTPError) -> str:
+def _error_text(status: int, body: bytes) -> str:
     try:
-        body = json.loads(error.read())
-        return f"{body.get('error')}: {body.get('message')}"
-    except (ValueError, OSError):
-        return f"HTTP {error.code} from the lab"
+        answer = json.loads(body)
+        return f"{answer.get('error')}: {answer.get('message')}"
+    except (ValueError, AttributeError):
+        return f"HTTP {status} from the lab"
 
 
 # -- planning ------------------------------------------------------------------------------
@@ -274,12 +304,14 @@ def plan(starts: dict, ends: dict, min_partitions: int | None) -> list[RangePart
 # -- reading (on executors) ----------------------------------------------------------------
 def read_range(client: LabClient, r: Range, fail_on_data_loss: bool) -> Iterator:
     """Arrow record batches (one per fetch) of the records in [r.start, r.end): handing Spark
-    columns instead of row tuples is what makes a Python source fast."""
-    from engine.broker import record_batch as rb  # imported on the executor
+    columns instead of row tuples is what makes a Python source fast, and decoding the fetched
+    bytes straight to Arrow buffers (engine.broker.columnar) keeps Python out of the per-record
+    loop."""
+    from engine.broker.columnar import decode_columns  # imported on the executor
 
-    offset = r.start
+    offset, bytes_per_record = r.start, None
     while offset < r.end:
-        got = client.records(r.topic, r.partition, offset)
+        got = client.records(r.topic, r.partition, offset, _fetch_bytes(bytes_per_record, r.end - offset))
         if got is None:  # deleted (retention) or truncated since the query was planned
             if fail_on_data_loss:
                 raise LabSourceError(f"Data loss: offset {offset} of {r.topic}-{r.partition} is no longer "
@@ -294,44 +326,46 @@ def read_range(client: LabClient, r: Range, fail_on_data_loss: bool) -> Iterator
                 raise LabSourceError(f"Data loss: {r.topic}-{r.partition} ends at {hw}, before offset {r.end} "
                                      "that was planned (truncated after an unclean election?)")
             return
-        columns = _Columns()
-        position = 0
-        while position < len(data):
-            header, records = rb.decode_batch(data, position)
-            position += header.size_in_bytes
-            columns.add(records, header.timestamp_type, offset, r.end)
-        if columns.offsets:
-            yield columns.to_arrow(r.topic, r.partition)
+        records = decode_columns(data, offset, r.end)
+        if records.num_rows:
+            yield to_spark_columns(records, r.topic, r.partition)
+        if next_offset > offset:
+            bytes_per_record = len(data) / (next_offset - offset)
         offset = max(offset, next_offset)
 
 
-class _Columns:
-    def __init__(self) -> None:
-        self.keys, self.values, self.offsets, self.timestamps, self.types, self.headers = [], [], [], [], [], []
+def _fetch_bytes(bytes_per_record: float | None, remaining: int) -> int:
+    """max_bytes of the next fetch: FETCH_BYTES, or less near the end of a range, estimated from
+    the last fetch, so that the last fetch of a range does not read megabytes past its end (the
+    server returns at least one whole batch whatever the limit)."""
+    if bytes_per_record is None:
+        return FETCH_BYTES
+    return min(FETCH_BYTES, int(remaining * bytes_per_record * FETCH_SLACK) + 1)
 
-    def add(self, records: list, timestamp_type: int, first: int, end: int) -> None:
-        if records and (records[0].offset < first or records[-1].offset >= end):
-            records = [r for r in records if first <= r.offset < end]  # only the edge batches
-        self.keys += [r.key for r in records]
-        self.values += [r.value for r in records]
-        self.offsets += [r.offset for r in records]
-        self.timestamps += [r.timestamp for r in records]
-        self.types += [timestamp_type] * len(records)
-        self.headers += [[{"key": h.key, "value": h.value} for h in r.headers] if r.headers else NO_HEADERS
-                         for r in records]
 
-    def to_arrow(self, topic: str, partition: int):
-        import pyarrow as pa
-        import pyarrow.compute  # noqa: F401 (pa.compute)
-        n = len(self.offsets)
-        return pa.RecordBatch.from_arrays([
-            pa.array(self.keys, pa.binary()), pa.array(self.values, pa.binary()),
-            pa.array([topic] * n, pa.string()), pa.array([partition] * n, pa.int32()),
-            pa.array(self.offsets, pa.int64()),
-            pa.compute.multiply(pa.array(self.timestamps, pa.int64()), 1000).cast(pa.timestamp("us", tz="UTC")),
-            pa.array(self.types, pa.int32()),
-            pa.array(self.headers, pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))),
-        ], names=["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"])
+def to_spark_columns(records, topic: str, partition: int):
+    """Spark's Kafka source schema from decode_columns' columns: add topic and partition, and
+    make the millisecond timestamps Spark's timestamp (microseconds, UTC)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    n = records.num_rows
+    timestamps = pc.multiply(records.column("timestamp"), 1000).cast(pa.timestamp("us", tz="UTC"))
+    return pa.RecordBatch.from_arrays([
+        records.column("key"), records.column("value"),
+        pa.repeat(pa.scalar(topic, pa.string()), n), pa.repeat(pa.scalar(partition, pa.int32()), n),
+        records.column("offset"), timestamps, records.column("timestampType"), records.column("headers"),
+    ], names=["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"])
+
+
+def _partition_infos(options: Options) -> list[dict]:
+    with LabClient(options.url, options.session) as client:
+        return client.partitions(options)
+
+
+def _read(options: Options, partition: RangePartition) -> Iterator:
+    with LabClient(options.url, options.session) as client:
+        for r in partition.ranges:
+            yield from read_range(client, r, options.fail_on_data_loss)
 
 
 class LabBatchReader(DataSourceReader):
@@ -340,7 +374,7 @@ class LabBatchReader(DataSourceReader):
 
     def partitions(self) -> list[RangePartition]:
         o = self.options
-        infos = LabClient(o.url, o.session).partitions(o)
+        infos = _partition_infos(o)
         starts = resolve(o.starting, infos, which="starting", fail_on_data_loss=o.fail_on_data_loss)
         ends = resolve(o.ending, infos, which="ending", fail_on_data_loss=True)
         for key in ends:
@@ -349,10 +383,8 @@ class LabBatchReader(DataSourceReader):
                                      f"for {key[0]}-{key[1]}")
         return plan(starts, ends, o.min_partitions) or [RangePartition([])]
 
-    def read(self, partition: RangePartition) -> Iterator[tuple]:
-        client = LabClient(self.options.url, self.options.session)
-        for r in partition.ranges:
-            yield from read_range(client, r, self.options.fail_on_data_loss)
+    def read(self, partition: RangePartition) -> Iterator:
+        return _read(self.options, partition)
 
 
 class LabStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -362,19 +394,16 @@ class LabStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.options = options
         self._target: dict | None = None
 
-    def _client(self) -> LabClient:
-        return LabClient(self.options.url, self.options.session)
-
     def initialOffset(self) -> dict:
         o = self.options
-        infos = self._client().partitions(o)
+        infos = _partition_infos(o)
         return _to_json(resolve(o.starting, infos, which="starting", fail_on_data_loss=o.fail_on_data_loss))
 
     def prepareForTriggerAvailableNow(self) -> None:
         self._target = _to_json(self._latest())
 
     def _latest(self) -> dict[tuple[str, int], int]:
-        return {(i["topic"], i["partition"]): i["high_watermark"] for i in self._client().partitions(self.options)}
+        return {(i["topic"], i["partition"]): i["high_watermark"] for i in _partition_infos(self.options)}
 
     def latestOffset(self, start: dict | None = None, limit=None) -> dict:
         latest = _from_json(self._target) if self._target is not None else self._latest()
@@ -394,7 +423,7 @@ class LabStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> list[RangePartition]:
         o = self.options
         begin, finish = _from_json(start), _from_json(end)
-        infos = {(i["topic"], i["partition"]): i for i in self._client().partitions(o)}
+        infos = {(i["topic"], i["partition"]): i for i in _partition_infos(o)}
         starts = {}
         for key, stop in finish.items():
             first = begin.get(key, infos.get(key, {}).get("log_start_offset", 0))
@@ -403,10 +432,8 @@ class LabStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             starts[key] = min(first, stop)
         return plan(starts, finish, o.min_partitions)
 
-    def read(self, partition: RangePartition) -> Iterator[tuple]:
-        client = self._client()
-        for r in partition.ranges:
-            yield from read_range(client, r, self.options.fail_on_data_loss)
+    def read(self, partition: RangePartition) -> Iterator:
+        return _read(self.options, partition)
 
     def commit(self, end: dict) -> None:
         pass

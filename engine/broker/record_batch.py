@@ -581,7 +581,7 @@ def decode_batch(buf: BytesLike, position: int = 0, *,
                     f"computed {computed:#010x}", position)
         data = view[position + RECORDS_OFFSET:end].tobytes()
     if header.compression != NONE:
-        data = _decompress(header.compression, data, position)
+        data = decompress(header.compression, data, position)
     try:
         records = _decode_records(data, header.records_count, header.base_offset,
                                   header.base_timestamp)
@@ -724,7 +724,7 @@ def _decode_headers(data: bytes, pos: int, index: int) -> tuple[tuple[Header, ..
     return tuple(headers), pos
 
 
-def _decompress(compression: int, data: bytes, position: int) -> bytes:
+def decompress(compression: int, data: bytes, position: int) -> bytes:
     """The record array of a compressed batch (Kafka compresses all of it as one stream)."""
     name = COMPRESSION_NAMES.get(compression)
     if name is None:

@@ -135,3 +135,41 @@ def test_streaming_reads_micro_batches_and_resumes_from_its_checkpoint(spark, la
         cluster.run_until_idle()
     run_once()  # the same checkpoint: only the new record, no gap, no duplicate
     assert sink() == [(i, f"v{i}") for i in range(5)] + [(5, "v9")]
+
+
+def _logged_rows(cluster, topic: str, partitions: int) -> list[tuple]:
+    """What the leaders' logs hold, decoded by record_batch: the columns the source must return."""
+    from engine.broker import record_batch as rb
+    rows = []
+    for p in range(partitions):
+        log = cluster.brokers[cluster.leader_of(topic, p)].partitions[(topic, p)].log
+        data = log.read_batches(0, 1 << 30).records
+        for position, header in rb.iter_batches(data):
+            for r in rb.decode_batch(data, position)[1]:
+                rows.append((topic, p, r.offset, r.key, r.value, r.timestamp, header.timestamp_type,
+                             [(h.key, h.value) for h in r.headers] or None))  # Spark's: null if none
+    return sorted(rows)
+
+
+def test_every_column_matches_the_log_over_many_fetches_and_split_ranges(spark, tmp_path):
+    cluster = Cluster(1, str(tmp_path / "lab"), seed=5)
+    cluster.create_topic("appended", 1, 1, config={"message.timestamp.type": "LogAppendTime"})
+    cluster.create_topic("created", 1, 1)
+    big = b"v" * 4_000   # 12 MB: two ranges of 6 MB, each read in more than one 4 MiB fetch
+    for start in range(0, 3_000, 64):   # 64-record batches: the split at 1500 falls inside one
+        cluster.produce_batch("appended", 0,
+                              [(None if i % 7 else b"k%d" % i, None if i % 11 == 0 else big)
+                               for i in range(start, min(start + 64, 3_000))])
+        cluster.run_until_idle()
+    for i in range(20):
+        cluster.produce("created", f"k{i}" if i % 3 else None, None if i % 4 == 0 else f"v{i}",
+                        headers=[("n", str(i).encode()), ("none", None)] if i % 2 else None)
+        cluster.run_until_idle()
+    with ReadApiServer(cluster, "sess") as server:
+        df = reader(spark, server, subscribe="appended,created", minPartitions="2")
+        got = sorted((r.topic, r.partition, r.offset, r.key, r.value, r.ts, r.timestampType,
+                      r.headers and [(h.key, h.value) for h in r.headers])
+                     for r in df.selectExpr("*", "unix_millis(timestamp) AS ts").collect())
+    assert got == _logged_rows(cluster, "appended", 1) + _logged_rows(cluster, "created", 1)
+    assert {row[6] for row in got if row[0] == "appended"} == {1}
+    cluster.close()
