@@ -345,9 +345,11 @@ def _p95(values: list[float]) -> float:
 async def measure(quick: bool) -> dict[str, object]:
     figures: dict[str, object] = {}
     with running_server() as server:
+        # Idle sessions first, in a fresh server: after the busy session below, new sessions would
+        # fill memory it freed, and RSS would not show them.
+        figures.update(await idle_session_rss(server, 2 if quick else 20))
         figures.update(await events_per_second(server, 0.5 if quick else 5.0))
         figures.update(await step_latency(server, 3 if quick else 60))
-        figures.update(await idle_session_rss(server, 2 if quick else 20))
     with running_server() as server:
         figures.update(await active_sessions(server, (2,) if quick else ACTIVE_LEVELS, 0.5 if quick else 4.0))
     figures["cpus"] = os.cpu_count()
