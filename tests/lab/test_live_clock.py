@@ -3,6 +3,7 @@ session's events reach its tabs in the engine's order, and one failing session s
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import uuid
 from pathlib import Path
@@ -39,7 +40,10 @@ async def live_session(root: Path) -> tuple[LiveSession, FakeTab]:
 
 
 def run(test: Any) -> Any:
-    return asyncio.run(test())
+    """asyncio.run in a worker thread: after Playwright's sync API (the e2e tests) the pytest
+    thread has a running event loop of its own (see tests/lab/test_consumer.py)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, test()).result()
 
 
 def test_live_sessions_tick_together_and_a_paused_one_stops(tmp_path: Path) -> None:
