@@ -16,6 +16,9 @@ asyncio client (Autobahn comes with Daphne), the way a browser tab does:
 - active_sessions_p95_under_100ms: the most sessions, each live at 1× with a tab producing a
   record every 200 ms, for which the p95 of command → ack stays under 100 ms.
 
+The bench's server lifts the per-session limits that would stop it (KAFKA_LAB_MAX_RECORDS_PER_S
+1,000,000 instead of 2,000; disk and sessions in memory): a default session may produce at most
+2,000 records a second, by policy, not for speed.
 The server and this client share the machine's cores; figures are printed next to the targets.
 Timings are never asserted (tests/lab/test_bench.py runs a tiny smoke version).
 """
