@@ -158,7 +158,7 @@ class Cluster:
         self.data_dir = os.path.abspath(data_dir)
         os.makedirs(self.data_dir, exist_ok=True)
         self.scheduler = Scheduler()
-        self.bus = ev.EventBus(lambda: self.scheduler.now_ms)
+        self.bus = ev.EventBus(lambda: self.scheduler.now_ms, lambda: self.scheduler.steps)
         if on_event is not None:
             self.bus.subscribe(on_event)
         self.random = RandomTree(seed)

@@ -2,7 +2,9 @@
 
 The browser draws from these alone, so each carries enough to draw: which broker, which
 partition, offsets before and after, who sent a message to whom and when it arrives. Events get
-a sequence number (`seq`) and the virtual time (`time_ms`) from the cluster's event bus.
+a sequence number (`seq`), the virtual time (`time_ms`) and the scheduler step (`step`: the
+number of actions run so far, so an action's events and the commands applied right after it
+share a step) from the cluster's event bus.
 Keys and values are carried as text (UTF-8, undecodable bytes replaced) — they are for display.
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ class Event:
     kind: ClassVar[str] = "event"
     seq: int = -1
     time_ms: int = 0
+    step: int = -1
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -377,8 +380,9 @@ class ProduceSequenceRejected(Event):
 class EventBus:
     """Numbers events in order and hands them to subscribers; keeps them for `step()`."""
 
-    def __init__(self, clock: Callable[[], int]) -> None:
+    def __init__(self, clock: Callable[[], int], steps: Callable[[], int] = lambda: -1) -> None:
         self._clock = clock
+        self._steps = steps
         self._subscribers: list[Callable[[Event], None]] = []
         self.count = 0
         self._pending: list[Event] = []
@@ -390,6 +394,7 @@ class EventBus:
     def publish(self, event: Event) -> Event:
         event.seq = self.count
         event.time_ms = self._clock()
+        event.step = self._steps()
         self.count += 1
         self._pending.append(event)
         for callback in list(self._subscribers):

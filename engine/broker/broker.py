@@ -71,6 +71,9 @@ class Broker:
         # What is physically on disk, fsynced, per replica: the simulation's knowledge of the disk,
         # which outlives an incarnation (a restarted broker's recovery point may be older).
         self.durable_offsets: dict[tuple[str, int], int] = {}
+        # While the broker is down: what each of its replicas holds on disk and knew last (the log
+        # outlives the process; a view must not show a down replica as empty). Set by crash().
+        self.offline_replicas: dict[tuple[str, int], dict] = {}
         os.makedirs(self.data_dir, exist_ok=True)
 
     # -- shortcuts to the cluster ---------------------------------------------------------------
@@ -111,6 +114,7 @@ class Broker:
     # -- life cycle -------------------------------------------------------------------------
     def start(self, *, restarted: bool = False) -> None:
         self.alive = True
+        self.offline_replicas = {}
         self.incarnation += 1
         self.fetchers_paused = False
         clean = os.path.exists(os.path.join(self.data_dir, CLEAN_SHUTDOWN_FILE))
@@ -200,11 +204,13 @@ class Broker:
         for fetcher in self.fetchers.values():
             fetcher.stop()
         self.fetchers.clear()
+        self.offline_replicas = {}
         for key, partition in self.partitions.items():
             was = partition.role
             partition.stop()
             for listener in ROLE_CHANGE_LISTENERS:
                 listener(self, partition, was)
+            self.offline_replicas[key] = _offline_replica(partition, mode, self.durable_offsets.get(key, 0))
             partition.log.close_after_crash(lose_unflushed=(mode == "power"),
                                             durable_offset=self.durable_offsets.get(key, 0))
         self.partitions.clear()
@@ -518,3 +524,17 @@ REQUEST_HANDLERS: dict[type, Callable[[Broker, str, object, Callable], None]] = 
 
 def _as_dict(event: object) -> dict:
     return {k: getattr(event, k) for k in event.__dataclass_fields__}  # type: ignore[attr-defined]
+
+
+def _offline_replica(partition: Partition, mode: str, durable_offset: int) -> dict:
+    """A crashing replica as it stays on disk: a process crash keeps every written byte (the page
+    cache survives), a power loss keeps what was flushed — up to the recovery point, or further
+    if an earlier incarnation fsynced more (flushes happen at batch boundaries, so that offset is
+    exactly the surviving log end). The high watermark is the last one this replica knew."""
+    log = partition.log
+    log_end = log.log_end_offset
+    if mode == "power":
+        log_end = min(log_end, max(log.recovery_point, durable_offset))
+    return {"log_start_offset": log.log_start_offset, "log_end_offset": log_end,
+            "high_watermark": min(partition.high_watermark, log_end), "lost_on_crash": log.log_end_offset - log_end,
+            "leader_epoch_cache": [list(e) for e in partition.epoch_cache.entries]}

@@ -44,6 +44,12 @@ class Scheduler:
         self._foreground = 0
         self._cancelled_in_queue = 0
         self.steps = 0
+        # A driver that runs blocking client calls (consumer.poll(), producer.flush(), a topic
+        # creation waiting for its leaders, ...) one action at a time sets this. Called at the
+        # start of every `step()`; when it returns True, the call's step was handed to the
+        # driver, which runs the actions itself and resumes the call after each (lab/blocking.py).
+        # Same actions, same order: a blocked call only re-checks its condition between them.
+        self.yield_step: Callable[[], bool] | None = None
 
     def schedule(self, delay_ms: int, action: Callable[[], None], *, label: str = "",
                  priority: int = 0, foreground: bool = True) -> Scheduled:
@@ -77,7 +83,10 @@ class Scheduler:
         return self._queue[0][0] if self._queue else None
 
     def step(self) -> Scheduled | None:
-        """Advance to the next action and run it; None if nothing is scheduled."""
+        """Advance to the next action and run it; None if nothing is scheduled (or if `yield_step`
+        took this step over: the driver ran it)."""
+        if self.yield_step is not None and self.yield_step():
+            return None
         self._drop_cancelled()
         if not self._queue:
             return None
