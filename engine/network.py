@@ -59,6 +59,14 @@ class Network:
     def cut_links(self) -> list[tuple[str, str]]:
         return sorted(tuple(sorted(link)) for link in self._cut)
 
+    def slow_ms(self, node: str) -> int:
+        """The extra delay a slowed node adds to every message it sends or receives (0: none)."""
+        return self._extra_delay.get(node, 0)
+
+    def nodes(self) -> list[str]:
+        """Every node attached so far (brokers and clients), in the order they were attached."""
+        return list(self._handlers)
+
     def slow(self, node: str, extra_delay_ms: int) -> None:
         if extra_delay_ms <= 0:
             self._extra_delay.pop(node, None)
