@@ -526,6 +526,9 @@ def _as_dict(event: object) -> dict:
     return {k: getattr(event, k) for k in event.__dataclass_fields__}  # type: ignore[attr-defined]
 
 
+OFFLINE_TAIL_RECORDS = 32   # newest records kept in view of a down replica (they are on its disk)
+
+
 def _offline_replica(partition: Partition, mode: str, durable_offset: int) -> dict:
     """A crashing replica as it stays on disk: a process crash keeps every written byte (the page
     cache survives), a power loss keeps what was flushed — up to the recovery point, or further
@@ -535,6 +538,9 @@ def _offline_replica(partition: Partition, mode: str, durable_offset: int) -> di
     log_end = log.log_end_offset
     if mode == "power":
         log_end = min(log_end, max(log.recovery_point, durable_offset))
+    tail_start = max(log.log_start_offset, log_end - OFFLINE_TAIL_RECORDS)
+    tail = [(r.offset, r.key, r.value) for r in log.records_from(tail_start) if r.offset < log_end] \
+        if tail_start < log_end else []
     return {"log_start_offset": log.log_start_offset, "log_end_offset": log_end,
             "high_watermark": min(partition.high_watermark, log_end), "lost_on_crash": log.log_end_offset - log_end,
-            "leader_epoch_cache": [list(e) for e in partition.epoch_cache.entries]}
+            "leader_epoch_cache": [list(e) for e in partition.epoch_cache.entries], "tail": tail}
