@@ -24,6 +24,8 @@ import struct
 from array import array
 from dataclasses import dataclass
 
+from engine.broker import cow
+
 OFFSET_ENTRY = struct.Struct(">ii")  # relativeOffset, position
 TIME_ENTRY = struct.Struct(">qi")    # timestamp, relativeOffset
 OFFSET_ENTRY_SIZE = OFFSET_ENTRY.size
@@ -49,9 +51,23 @@ class _IndexFile:
     _file = None
 
     def _writer(self):
+        # Never append to a file a checkpoint shares (engine.broker.cow): a sealed segment's index
+        # is linked, and its writer may still be open from before. Nothing is left in that
+        # writer's buffer: a checkpoint syncs every index before it links one.
+        if self._file is not None and cow.fd_is_shared(self._file.fileno()):
+            self._close_file()
         if self._file is None:
+            cow.make_private(self.path)
             self._file = open(self.path, "ab")
         return self._file
+
+    def __getstate__(self) -> dict:
+        # An open file is this process's: a restored index (engine.checkpoint) reopens by path.
+        # Its buffered entries go to the file first, so that the file holds every entry.
+        self.sync()
+        state = self.__dict__.copy()
+        state["_file"] = None
+        return state
 
     def sync(self) -> None:
         """Hand buffered entries to the OS (like Kafka's mmap'd index pages: written, not flushed)."""
@@ -104,8 +120,7 @@ class OffsetIndex(_IndexFile):
         """Empty the index (before a rebuild)."""
         self._relative, self._positions = array("i"), array("i")
         self._close_file()
-        with open(self.path, "wb"):
-            pass
+        cow.create_empty(self.path)
 
     # -- writing ----------------------------------------------------------------------------
     def append(self, offset: int, position: int) -> None:
@@ -134,6 +149,7 @@ class OffsetIndex(_IndexFile):
         del self._relative[keep:]
         del self._positions[keep:]
         self._close_file()
+        cow.make_private(self.path)
         with open(self.path, "r+b") as f:
             f.truncate(keep * OFFSET_ENTRY_SIZE)
 
@@ -215,8 +231,7 @@ class TimeIndex(_IndexFile):
     def reset(self) -> None:
         self._timestamps, self._relative = array("q"), array("i")
         self._close_file()
-        with open(self.path, "wb"):
-            pass
+        cow.create_empty(self.path)
 
     def maybe_append(self, timestamp: int, offset: int, *, skip_full_check: bool = False) -> None:
         """Add (timestamp, offset) only if the timestamp is larger than the last entry's."""
@@ -241,6 +256,7 @@ class TimeIndex(_IndexFile):
         del self._timestamps[keep:]
         del self._relative[keep:]
         self._close_file()
+        cow.make_private(self.path)
         with open(self.path, "r+b") as f:
             f.truncate(keep * TIME_ENTRY_SIZE)
 

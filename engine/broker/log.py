@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from engine.broker import cow
 from engine.broker import record_batch as rb
 from engine.broker.errors import (
     CorruptRecordAppendError,
@@ -525,8 +526,9 @@ class Log:
                 segment.delete()
             elif segment.next_offset > point:
                 position = segment.locate(point).position
-                os.truncate(segment.log_path, segment.size if position < 0 else position)
                 segment.close()
+                cow.make_private(segment.log_path)  # it may be a checkpoint's hard link
+                os.truncate(segment.log_path, segment.size if position < 0 else position)
 
     # -- loading and recovery ---------------------------------------------------------------
     def _load(self, recovery_point: int, log_start_offset: int) -> int:

@@ -6,7 +6,9 @@ The segment owns the byte-level rules Kafka applies to one file:
   checked before the batch's own bytes are counted, so the first batch never gets an entry;
 - translate an offset into a file position (index lookup, then a forward scan of batch headers);
 - recover: re-validate every batch, rebuild both indexes, cut the file at the first bad byte;
-- truncate to an offset, index included.
+- truncate to an offset, index included;
+- never modify a file in place while an engine checkpoint shares it by hard link: appends,
+  truncations and index rebuilds copy it first (engine.broker.cow).
 
 Files are named by the base offset zero-padded to 20 digits, e.g. `00000000000000170210.log`.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from engine.broker import cow
 from engine.broker import record_batch as rb
 from engine.broker.index import CorruptIndexError, IndexLookup, OffsetIndex, TimeIndex
 from engine.broker.log_config import LogConfig
@@ -76,8 +79,7 @@ class LogSegment:
     def create(cls, directory: str, base_offset: int, config: LogConfig, *, created_ms: int = 0) -> LogSegment:
         seg = cls(directory, base_offset, config, created_ms=created_ms)
         for path in (seg.log_path, seg.index_path, seg.time_index_path):
-            with open(path, "wb"):
-                pass
+            cow.create_empty(path)  # a new inode, never one a checkpoint shares (engine.broker.cow)
         return seg
 
     @classmethod
@@ -137,7 +139,7 @@ class LogSegment:
         if last - self.base_offset > INT32_MAX:
             raise ValueError(f"offset {last} cannot be stored relative to base {self.base_offset}")
         position = self.size
-        os.pwrite(self._reader(), data, position)
+        os.pwrite(self._writable_fd(), data, position)
         interval = self.config.index_interval_bytes
         for header in batches:
             if self.rolling_based_timestamp is None:
@@ -277,6 +279,7 @@ class LogSegment:
         truncated = file_size - valid_end
         if truncated:
             self._close_fds()
+            cow.make_private(self.log_path)
             os.truncate(self.log_path, valid_end)
         return truncated
 
@@ -331,12 +334,13 @@ class LogSegment:
         cut, size_before = loc.position, self.size
         prefix = self._batch_prefix_below(loc, offset) if loc.batch_base_offset < offset else b""
         self._close_fds()
+        cow.make_private(self.log_path)  # a sealed segment's file may be shared with a checkpoint
         os.truncate(self.log_path, cut)
         self.offset_index.truncate_to_position(cut)
         self.time_index.truncate_to(loc.batch_base_offset)
         self.size = cut
         if prefix:
-            os.pwrite(self._reader(), prefix, cut)
+            os.pwrite(self._writable_fd(), prefix, cut)
             self.size += len(prefix)
         # Re-derive what the cut invalidated (next offset, max timestamp) from what remains.
         self.scan_headers()
@@ -363,10 +367,28 @@ class LogSegment:
             self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
         return self._fd
 
+    def _writable_fd(self) -> int:
+        """The descriptor to write through: on a file no checkpoint shares. A segment sealed when a
+        checkpoint linked it can become active again (a truncation back into it), with a
+        descriptor opened before the link was made, so the check is on the open file itself."""
+        fd = self._reader()
+        if cow.fd_is_shared(fd):
+            self._close_fds()
+            cow.make_private(self.log_path)
+            fd = self._reader()
+        return fd
+
     def _close_fds(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+    def __getstate__(self) -> dict:
+        # A descriptor is this process's handle on one inode: in a restored graph (engine.checkpoint)
+        # the number would be stale, or another file's. The restored segment reopens by path.
+        state = self.__dict__.copy()
+        state["_fd"] = None
+        return state
 
     def sync_files(self) -> None:
         """Make the index files on disk current (for tools that read them while the log runs)."""

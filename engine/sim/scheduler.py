@@ -11,7 +11,6 @@ or *background* (a recurring timer: checkpoints, ISR expiry checks, an idle fetc
 from __future__ import annotations
 
 import heapq
-import itertools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -40,7 +39,11 @@ class Scheduler:
         # unique sequence settles every tie before the Scheduled is reached. (A heap of ordered
         # dataclasses spent a tenth of a busy cluster's time in their generated __lt__.)
         self._queue: list[tuple[int, int, int, Scheduled]] = []
-        self._counter = itertools.count()
+        # A plain int, not itertools.count(): the scheduler is checkpointed with the rest of the
+        # engine (engine.checkpoint), and pickling or copying itertools objects is deprecated
+        # (Python 3.12) and goes away in 3.14.
+        self._next_sequence = 0
+        self.in_action = False  # True while an action runs (a checkpoint may not be taken then)
         self._foreground = 0
         self._cancelled_in_queue = 0
         self.steps = 0
@@ -55,7 +58,9 @@ class Scheduler:
                  priority: int = 0, foreground: bool = True) -> Scheduled:
         if delay_ms < 0:
             raise ValueError(f"cannot schedule in the past ({delay_ms} ms)")
-        entry = Scheduled(self.now_ms + int(delay_ms), priority, next(self._counter), action, label, foreground)
+        sequence = self._next_sequence
+        self._next_sequence = sequence + 1
+        entry = Scheduled(self.now_ms + int(delay_ms), priority, sequence, action, label, foreground)
         heapq.heappush(self._queue, (entry.time_ms, priority, entry.sequence, entry))
         if foreground:
             self._foreground += 1
@@ -101,7 +106,11 @@ class Scheduler:
         # to the owner — a reference cycle per timer, which only the cyclic GC could free, in
         # pauses that grow with every live session of a server.
         action, entry.action = entry.action, _done
-        action()
+        outer, self.in_action = self.in_action, True
+        try:
+            action()
+        finally:
+            self.in_action = outer
         return entry
 
     def advance_to(self, time_ms: int) -> None:
