@@ -36,3 +36,13 @@ def test_clients_bench_prints_one_json_object_with_its_rates():
     result = json.loads(done.stdout)
     for key in ("produce_rps", "consume_rps", "group3_consume_rps", "log_only_rps"):
         assert result[key] > 0
+
+
+def test_checkpoint_bench_prints_one_json_object_with_its_figures():
+    done = subprocess.run([sys.executable, "-m", "engine.bench", "checkpoint", "--records", "12000",
+                           "--segment-bytes", "1024", "--json"], capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    for case in ("small", "big"):
+        for key in ("take_ms", "restore_ms", "replay_ms", "state_bytes", "copied_files"):
+            assert result[case][key] > 0
+    assert result["big"]["linked_files"] > 0
