@@ -91,7 +91,9 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
         if not isinstance(args, dict):
             raise ProtocolError("'args' must be an object")
         outcome = await self.live.command(command, args)
-        await self.send(text_data=ack_frame(request.get("id"), outcome.texts, outcome.result.dropped))
+        warnings = getattr(outcome.result, "warnings", [])
+        await self.send(text_data=_with_warnings(ack_frame(request.get("id"), outcome.texts, outcome.result.dropped),
+                                                 warnings))
 
     async def on_clock(self, request: dict[str, Any]) -> None:
         action = request.get("action")
@@ -165,6 +167,12 @@ def _parse(text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:
     if request.get("v") != PROTOCOL_VERSION:
         raise ProtocolError(f"Unsupported protocol version {request.get('v')!r}: this server speaks v{PROTOCOL_VERSION}")
     return request
+
+
+def _with_warnings(ack: str, warnings: list[str]) -> str:
+    """The ack with the command's warnings (what Kafka accepted but the learner may not have meant).
+    ack_frame writes the events as ready JSON texts; the warnings join as its last field."""
+    return f'{ack[:-1]}, "warnings": {json.dumps(list(warnings), ensure_ascii=False)}}}'
 
 
 def _field(request: dict[str, Any], name: str, kind: type) -> Any:

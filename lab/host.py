@@ -42,7 +42,8 @@ from engine import events as ev
 from engine.broker.errors import InvalidConfigError
 from engine.cluster import Cluster, ClusterError
 from engine.replication.fetcher import TRUNCATION_MODES
-from engine.scenarios.runner import STEPS, ScenarioError, validate
+from engine.scenarios.runner import STEPS, ScenarioError, run_step, validate
+from engine.scenarios.schema import StepArgumentError, check_step
 from lab import snapshot as snap
 from lab.limits import LimitExceeded, Limits, RecordRate, check_command
 
@@ -91,6 +92,7 @@ class CommandRecord:
     tag: int            # the step number handed to the step function (the runner's "produced[].step")
     error: str | None = None
     kafka_error: str | None = None
+    warnings: list[str] = field(default_factory=list, compare=False)  # the step's, when it last ran; not logged
 
     def mark(self) -> dict[str, Any]:
         return {"step": self.at_step, "time_ms": self.at_time_ms, "command": {self.command: self.args}}
@@ -106,6 +108,7 @@ class Events:
     time_ms: int = 0
     next_due_ms: float | None = None
     behind: bool = False  # a live tick ran out of its work budget before the clock caught up
+    warnings: list[str] = field(default_factory=list)  # what the applied command warned of (the ack's)
 
 
 class Journal:
@@ -238,28 +241,34 @@ class SessionHost:
         """Apply a scenario step now (cutting off any future) and log it. Raises HostError when the
         step is unknown, over a limit, or fails in the engine (then with the events it caused)."""
         with self.lock:
-            args = {} if args is None else args
-            self._check_command(command, args)
+            args = self._check_command(command, {} if args is None else args)
             self._catch_up()
             record = self._apply_new(command, args, tag=None)
             result = self._drain()
             if record.error is not None:
                 raise HostError(record.error, record.kafka_error, result)
+            result.warnings = record.warnings
             return result
 
-    def _check_command(self, command: Any, args: Any) -> None:
+    def _check_command(self, command: Any, args: Any) -> dict:
+        """Refuse a command before it reaches the engine or the log: an unknown or clock step,
+        arguments its schema refuses (engine.scenarios.schema), a session limit. Returns the
+        arguments as the schema normalised them (what is applied and logged)."""
         if not isinstance(command, str) or command not in STEPS:
             raise HostError(f"Unknown command {command!r} (known: {', '.join(sorted(set(STEPS) - CLOCK_STEPS))})",
                             "INVALID_REQUEST")
         if command in CLOCK_STEPS:
             raise HostError(f"{command!r} moves time: send a clock message (play, step, step_until) instead",
                             "INVALID_REQUEST")
-        if not isinstance(args, dict):
-            raise HostError(f"The arguments of {command} must be an object", "INVALID_REQUEST")
+        try:
+            args = check_step(command, args)
+        except StepArgumentError as error:
+            raise HostError(str(error), error.kafka_name) from None
         try:
             check_command(self.limits, self.cluster, command, args, self._rate, self.disk_bytes)
         except LimitExceeded as error:
             raise HostError(str(error), error.kafka_name) from None
+        return args
 
     def _apply_new(self, command: str, args: dict, tag: int | None) -> CommandRecord:
         self._cut_future()
@@ -276,7 +285,7 @@ class SessionHost:
     def _run_record(self, record: CommandRecord) -> None:
         """Apply a logged command to the cluster; an engine error is kept on the record."""
         try:
-            STEPS[record.command](self.cluster, record.args, record.tag)
+            record.warnings = run_step(self.cluster, record.command, record.args, record.tag)
         except ENGINE_ERRORS as error:
             record.error, record.kafka_error = _describe(error), getattr(error, "kafka_name", None)
         except Exception as error:  # an engine bug: still logged, so that replay stays faithful
@@ -590,7 +599,7 @@ class SessionHost:
 
     def _script_command(self, item: _ScriptStep) -> None:
         try:
-            self._check_command(item.command, item.args)
+            item.args = self._check_command(item.command, item.args)
         except HostError as error:
             self._fail_script_step(item, error.message, error.kafka_error)
             return

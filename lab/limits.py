@@ -81,7 +81,8 @@ class RecordRate:
 
 def check_command(limits: Limits, cluster: Cluster, command: str, args: dict, rate: RecordRate,
                   disk_bytes: Callable[[], int]) -> None:
-    """Raise LimitExceeded if `command` would take the session over a limit."""
+    """Raise LimitExceeded if `command` would take the session over a limit. `args` have passed
+    engine.scenarios.schema.check_step: counts are ints, `values` a list, texts are strings."""
     if command in ("create_topic", "add_partitions"):
         _check_partitions(limits, cluster, command, args)
     elif command == "produce":
@@ -92,11 +93,10 @@ def _check_partitions(limits: Limits, cluster: Cluster, command: str, args: dict
     current = sum(info.partitions for info in cluster.topics.values())
     if command == "create_topic":
         assignment = args.get("replica_assignment")
-        added = len(assignment) if isinstance(assignment, list) else _int(args.get("partitions", 1))
+        added = len(assignment) if assignment is not None else args.get("partitions", 1)
     else:
-        info = cluster.topics.get(args.get("topic"))
-        wanted = _int(args.get("count", args.get("partitions", 0)))
-        added = wanted - info.partitions if info is not None else 0
+        info = cluster.topics.get(args["topic"])
+        added = args["count"] - info.partitions if info is not None else 0  # no such topic: the engine says so
     if current + added > limits.max_partitions:
         raise LimitExceeded(f"A lab session holds at most {limits.max_partitions} partitions "
                             f"(it has {current}; this asks for {added} more)", "POLICY_VIOLATION")
@@ -104,20 +104,14 @@ def _check_partitions(limits: Limits, cluster: Cluster, command: str, args: dict
 
 def _check_produce(limits: Limits, cluster: Cluster, args: dict, rate: RecordRate,
                    disk_bytes: Callable[[], int]) -> None:
-    values = args["values"] if isinstance(args.get("values"), list) else [args.get("value")]
+    values = args["values"] if args.get("values") is not None else [args.get("value")]
     used = disk_bytes()
-    info = cluster.topics.get(args.get("topic"))
+    info = cluster.topics.get(args["topic"])
     copies = info.replication_factor if info is not None else 1
-    incoming = copies * sum(len(str(v or "")) + len(str(args.get("key") or "")) + RECORD_OVERHEAD_BYTES
-                          for v in values)
+    key_chars = len(args.get("key") or "")
+    incoming = copies * sum(len(v or "") + key_chars + RECORD_OVERHEAD_BYTES for v in values)
     if used + incoming > limits.max_disk_bytes:
         raise LimitExceeded(f"This lab session's disk is full: {used} of {limits.max_disk_bytes} bytes used "
                             f"(delete records by retention, or reset the session)", "POLICY_VIOLATION")
     rate.take(len(values))
 
-
-def _int(value: Any) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0  # the engine rejects it with its own message

@@ -1,20 +1,35 @@
 """Runs a scenario against a fresh cluster and reports the final state.
 
-Each step is a one-key object `{"<command>": {arguments}}`. A step that fails as a whole (a bad
-topic name, a replication factor larger than the live brokers) stops the run with a
+Each step is a one-key object `{"<command>": {arguments}}`. Every step's arguments are checked
+against its declaration (schema.py) before anything runs, so a scenario file with a wrong
+argument is refused whole, naming the step, the command and the field. A step that fails as a
+whole (a bad topic name, a replication factor larger than the live brokers) stops the run with a
 ScenarioError naming the step — unless the step says `"expect_error": true`, in which case the
-error is recorded and the run goes on. Produce answers (acks, errors) are not step failures:
+error is recorded and the run goes on (such a step's arguments are checked when it runs: a bad
+argument may be the error it expects). Produce answers (acks, errors) are not step failures:
 they are what the scenario is about, and they land in the result's "produced" list.
+
+A step function checks what needs the cluster (a link from a node to itself, a consumer name in
+use, an internal topic) and raises ClusterError with Kafka's error name. What Kafka accepts but a
+learner may not mean (subscribing to a topic that does not exist yet) it returns as warnings: a
+list of sentences, which `run_step` hands on (the lab puts them in the command's `ack`, the
+runner in the result's "step_warnings").
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Callable
 
 from engine import events as ev
 from engine.broker.errors import InvalidConfigError
 from engine.cluster import Cluster, ClusterError
+from engine.scenarios.schema import StepArgumentError, check_cluster, check_step, is_internal_topic
+from engine.topics import collision_warning
+
+Warnings = list[str]
+Step = Callable[[Cluster, dict, int], "Warnings | None"]
 
 BUILTIN_DIR = os.path.join(os.path.dirname(__file__), "builtin")
 
@@ -56,10 +71,23 @@ def validate(scenario: Any) -> None:
     unknown = set(cluster) - {"brokers", "seed", "config", "truncation"}
     if unknown:
         raise ScenarioError(f"Unknown cluster field(s): {', '.join(sorted(unknown))}")
+    _validate_cluster(cluster)
     for index, step in enumerate(scenario["steps"]):
-        command, _ = _split_step(index, step)
+        command, args = _split_step(index, step)
         if command not in STEPS:
             raise ScenarioError(f"step {index}: unknown command {command!r} (known: {', '.join(sorted(STEPS))})")
+        if not step.get("expect_error"):
+            try:
+                check_step(command, args)
+            except StepArgumentError as error:
+                raise ScenarioError(f"step {index} ({command}): {error}") from None
+
+
+def _validate_cluster(cluster: dict) -> None:
+    try:
+        check_cluster(cluster)
+    except StepArgumentError as error:
+        raise ScenarioError(str(error)) from None
 
 
 def _split_step(index: int, step: Any) -> tuple[str, dict]:
@@ -84,11 +112,11 @@ def run_scenario(scenario: dict, data_dir: str, *, trace: Callable[[ev.Event], N
     cluster = cluster_factory(brokers=int(shape.get("brokers", 3)), data_dir=data_dir,
                               seed=int(shape.get("seed", 0)), config=shape.get("config") or {},
                               truncation=shape.get("truncation"), on_event=trace)
-    errors = []
+    errors, warnings = [], []
     for index, step in enumerate(scenario["steps"]):
         command, args = _split_step(index, step)
         try:
-            STEPS[command](cluster, args, index)
+            said = run_step(cluster, command, check_step(command, args), index)
         except (ClusterError, InvalidConfigError, ValueError, KeyError, TypeError) as error:
             message = f"step {index} ({command}) failed: {_describe(error)}"
             if not step.get("expect_error"):
@@ -98,10 +126,17 @@ def run_scenario(scenario: dict, data_dir: str, *, trace: Callable[[ev.Event], N
         else:
             if step.get("expect_error"):
                 raise ScenarioError(f"step {index} ({command}) was expected to fail but succeeded")
+            warnings += [{"step": index, "command": command, "warning": text} for text in said]
     result = cluster.state()
     result["name"] = scenario.get("name", "")
     result["step_errors"] = errors
+    result["step_warnings"] = warnings
     return cluster, result
+
+
+def run_step(cluster: Cluster, command: str, args: dict, tag: int) -> Warnings:
+    """Apply one step (its arguments already checked by check_step); returns its warnings."""
+    return list(STEPS[command](cluster, args, tag) or [])
 
 
 def _describe(error: Exception) -> str:
@@ -112,24 +147,34 @@ def _describe(error: Exception) -> str:
 
 
 # -- the steps -----------------------------------------------------------------------------
-def _create_topic(c: Cluster, a: dict, i: int) -> None:
-    c.create_topic(a["topic"], int(a.get("partitions", 1)), int(a.get("replication_factor", 1)),
+# Each takes (cluster, checked arguments, step number) and returns its warnings, or None.
+def _create_topic(c: Cluster, a: dict, i: int) -> Warnings:
+    topic = a["topic"]
+    if is_internal_topic(topic):
+        raise ClusterError(f"Topic name '{topic}' is reserved: names starting with '__' are Kafka's internal "
+                           f"topics (__consumer_offsets, __transaction_state), which the brokers create "
+                           f"themselves when they first need them", "INVALID_TOPIC_EXCEPTION")
+    c.create_topic(topic, a.get("partitions", 1), a.get("replication_factor", 1),
                    config=a.get("config"), replica_assignment=a.get("replica_assignment"))
+    warning = collision_warning(topic)
+    return [warning] if warning else []
 
 
 def _produce(c: Cluster, a: dict, i: int) -> None:
     """Without "producer": one request per record (Cluster.produce). With "producer": the named
     Producer (created with "config" on first use) takes the records; they wait for linger.ms
     like Kafka's, unless "flush": true runs the cluster until every record is answered."""
-    values = a["values"] if "values" in a else [a.get("value")]
-    if "producer" not in a:
+    if is_internal_topic(a["topic"]):
+        # What a broker answers a client that appends to __consumer_offsets (ReplicaManager).
+        raise ClusterError(f"Cannot append to internal topic {a['topic']}: only the brokers write it "
+                           f"(the group coordinator, for committed offsets)", "INVALID_TOPIC_EXCEPTION")
+    values = a["values"] if a.get("values") is not None else [a.get("value")]
+    if not a.get("producer"):
         for value in values:
             c.produce(a["topic"], a.get("key"), value, partition=a.get("partition"), acks=a.get("acks", -1), tag=i)
         return
-    if "acks" in a:
-        raise ValueError("with a producer, acks is a producer setting: put it in \"config\"")
-    name = str(a["producer"])
-    if "config" in a and name in c.producers and c.producers[name].given_config != dict(a["config"] or {}):
+    name = a["producer"]
+    if a.get("config") is not None and name in c.producers and c.producers[name].given_config != a["config"]:
         raise ValueError(f"producer {name!r} already exists with another config")
     producer = c.producer(name, a.get("config"))
     for value in values:
@@ -139,40 +184,101 @@ def _produce(c: Cluster, a: dict, i: int) -> None:
 
 
 def _broker_arg(c: Cluster, a: dict) -> int:
-    if "leader_of" in a:
-        topic, _, partition = str(a["leader_of"]).rpartition("-")
+    if a.get("leader_of"):
+        topic, _, partition = a["leader_of"].rpartition("-")
         leader = c.leader_of(topic, int(partition))
         if leader < 0:
             raise ClusterError(f"{a['leader_of']} has no leader", "LEADER_NOT_AVAILABLE")
         return leader
     if a.get("controller"):
         return c.controller_id()
-    return int(a["broker"])
+    return a["broker"]
 
 
 def _kill_broker(c: Cluster, a: dict, i: int) -> None:
     c.kill_broker(_broker_arg(c, a), a.get("mode", "process"))
 
 
+def _kill_controller(c: Cluster, a: dict, i: int) -> None:
+    c.kill_controller(a.get("mode", "process"))
+
+
+def _restart_broker(c: Cluster, a: dict, i: int) -> None:
+    c.restart_broker(a["broker"])
+
+
+def _pause_fetcher(c: Cluster, a: dict, i: int) -> None:
+    c.pause_fetcher(a["broker"])
+
+
+def _resume_fetcher(c: Cluster, a: dict, i: int) -> None:
+    c.resume_fetcher(a["broker"])
+
+
+def _link(c: Cluster, a: dict, what: str) -> tuple[int | str, int | str]:
+    """The two ends of a link; a node and itself have no link between them."""
+    ends = a["a"], a["b"]
+    names = [_node_name(c, end) for end in ends]
+    if names[0] == names[1]:
+        raise ClusterError(f"Cannot {what} the link from {names[0]} to itself: a link joins two different "
+                           f"nodes (a broker and another broker or a client)", "INVALID_REQUEST")
+    return ends
+
+
+def _node_name(c: Cluster, node: int | str) -> str:
+    """A node as the network names it: broker ids (1, "1") are "broker-1"."""
+    if isinstance(node, int) or node.isdigit():
+        return f"broker-{int(node)}"
+    return node
+
+
+def _partition_network(c: Cluster, a: dict, i: int) -> None:
+    c.partition_network(*_link(c, a, "cut"))
+
+
+def _heal_network(c: Cluster, a: dict, i: int) -> None:
+    c.heal_network(*_link(c, a, "heal"))
+
+
+def _slow_broker(c: Cluster, a: dict, i: int) -> None:
+    delay_ms = a.get("delay_ms", 0)
+    if delay_ms < 0:   # a log written before the arguments were checked
+        raise ClusterError(f"A broker can be slowed by 0 ms or more, not {delay_ms} ms", "INVALID_REQUEST")
+    c.slow_broker(a["broker"], delay_ms)
+
+
+def _flush(c: Cluster, a: dict, i: int) -> None:
+    c.flush_broker(a["broker"])
+
+
+def _add_partitions(c: Cluster, a: dict, i: int) -> None:
+    c.add_partitions(a["topic"], a["count"])
+
+
+# -- the clock ------------------------------------------------------------------------------
 def _run(c: Cluster, a: dict, i: int) -> None:
-    c.run_for(int(a["ms"]))
+    c.run_for(a["ms"])
 
 
 def _step(c: Cluster, a: dict, i: int) -> None:
-    for _ in range(int(a.get("count", 1))):
+    for _ in range(a.get("count", 1)):
         c.step()
+
+
+def _run_until_idle(c: Cluster, a: dict, i: int) -> None:
+    c.run_until_idle(a.get("max_ms", 600_000))
 
 
 def _run_until(c: Cluster, a: dict, i: int) -> None:
     """Step until an event of `event` kind whose fields match `match` has happened."""
-    kind, match = a["event"], a.get("match", {})
+    kind, match = a["event"], a.get("match") or {}
     if kind not in ev.EVENT_TYPES:
         raise ValueError(f"unknown event kind {kind!r}")
     seen = []
     unsubscribe = c.subscribe(lambda e: seen.append(e) if e.kind == kind and all(
         getattr(e, k, None) == v for k, v in match.items()) else None)
     try:
-        end = c.now_ms + int(a.get("max_ms", 600_000))
+        end = c.now_ms + a.get("max_ms", 600_000)
         while not seen:
             nxt = c.scheduler.next_time()
             if nxt is None or nxt > end:
@@ -183,12 +289,12 @@ def _run_until(c: Cluster, a: dict, i: int) -> None:
 
 
 # -- consumer groups -----------------------------------------------------------------------
-def _client_step(step: Callable[[Cluster, dict, int], None]) -> Callable[[Cluster, dict, int], None]:
+def _client_step(step: Step) -> Step:
     """A consumer's error (CommitFailedError, ...) fails the step like a cluster error does."""
-    def run(c: Cluster, a: dict, i: int) -> None:
+    def run(c: Cluster, a: dict, i: int) -> Warnings | None:
         from engine.clients.consumer_state import KafkaClientError
         try:
-            step(c, a, i)
+            return step(c, a, i)
         except KafkaClientError as error:
             raise ClusterError(str(error), error.kafka_name) from error
     return run
@@ -211,7 +317,40 @@ def _consumer(c: Cluster, a: dict):
     return c.consumers[a["member"]]
 
 
-def _consumer_join(c: Cluster, a: dict, i: int) -> None:
+def _claim_member_name(c: Cluster, name: str):
+    """A member name is one consumer at a time. A live one keeps it; one that left or crashed
+    gives it up, and the next join under that name starts a new consumer (a new process with
+    the same client.id, as Kafka allows). Returns the consumer that gave the name up, if any."""
+    old = c.consumers.get(name)
+    if old is None:
+        return None
+    if old.alive and not old.closed:
+        raise ClusterError(f"Consumer {name!r} is already running, in group {old.group_id!r}. To join again under "
+                           f"that name, first send consumer_leave (or consumer_crash) for {name!r}; or choose "
+                           f"another member name", "INVALID_REQUEST")
+    del c.consumers[name]
+    return old
+
+
+def _join_warnings(c: Cluster, a: dict) -> Warnings:
+    """Kafka lets a consumer subscribe to topics that do not exist: it gets no partitions of them
+    until they are created. Say so, as a learner rarely means it."""
+    if a.get("pattern") is not None:
+        if any(re.fullmatch(a["pattern"], t) for t in c.topics if not is_internal_topic(t)):
+            return []
+        return [f"No topic matches the pattern {a['pattern']!r} yet: consumer {a['member']!r} joins group "
+                f"{a['group']!r} with no partitions until a matching topic is created"]
+    missing = [t for t in a["topics"] if t not in c.topics]
+    if not missing:
+        return []
+    joined = f"consumer {a['member']!r} joins group {a['group']!r} anyway (as Kafka allows)"
+    if len(missing) == 1:
+        return [f"Topic {missing[0]!r} does not exist: {joined} and gets no partitions of it until it is created"]
+    names = ", ".join(repr(t) for t in missing)
+    return [f"Topics {names} do not exist: {joined} and gets no partitions of them until they are created"]
+
+
+def _consumer_join(c: Cluster, a: dict, i: int) -> Warnings:
     """Subscribe consumer `member` of `group` to `topics` (or `pattern`) and wait (up to
     `timeout_ms`) until it is in a stable generation. With `poll_every_ms` it runs as an
     application that polls on its own (consumer_app.PollLoop: `processing_ms` per record,
@@ -219,51 +358,70 @@ def _consumer_join(c: Cluster, a: dict, i: int) -> None:
     only here and in consumer_poll steps, as an application blocked elsewhere would."""
     from engine.clients.consumer_app import PollLoop
     from engine.clients.sinks import sink_for
+    old = _claim_member_name(c, a["member"])
+    warnings = _join_warnings(c, a)
     config = dict(a.get("config") or {})
     config.setdefault("group.id", a["group"])
     if "assignor" in a:
         config["partition.assignment.strategy"] = a["assignor"]
     consumer = c.consumer(a["member"], config)
-    if "pattern" in a:
+    if old is not None:
+        # The new client sits on the old one's network node: answers still on their way to the
+        # old one carry its incarnation, and must not be taken for the new one's.
+        consumer.client.incarnation = old.client.incarnation + 1
+    if a.get("pattern") is not None:
         consumer.subscribe(pattern=a["pattern"])
     else:
         consumer.subscribe(list(a["topics"]))
-    timeout = int(a.get("timeout_ms", 15000))
-    if "poll_every_ms" in a:
+    timeout = a.get("timeout_ms", 15000)
+    if a.get("poll_every_ms") is not None:
         sink = sink_for(c, a["sink"], a.get("sink_kind", "list")) if a.get("sink") else None
-        PollLoop(consumer, poll_interval_ms=int(a["poll_every_ms"]), processing_ms=int(a.get("processing_ms", 0)),
+        PollLoop(consumer, poll_interval_ms=a["poll_every_ms"], processing_ms=a.get("processing_ms", 0),
                  commit=a.get("commit", "auto"), sink=sink, max_records=a.get("max_records")).start()
         _run_while(c, lambda: not consumer.is_stable(), timeout)
-        return
+        return warnings
     end = c.now_ms + timeout
     while not consumer.is_stable() and c.now_ms < end:
         consumer.poll(a.get("max_records"), timeout_ms=end - c.now_ms)
+    return warnings
 
 
 def _consumer_poll(c: Cluster, a: dict, i: int) -> None:
-    _consumer(c, a).poll(a.get("max_records"), timeout_ms=int(a.get("timeout_ms", 1000)))
+    _consumer(c, a).poll(a.get("max_records"), timeout_ms=a.get("timeout_ms", 1000))
 
 
-STEPS: dict[str, Callable[[Cluster, dict, int], None]] = {
+def _consumer_commit(c: Cluster, a: dict, i: int) -> None:
+    _consumer(c, a).commit_sync(a.get("offsets"))
+
+
+def _consumer_crash(c: Cluster, a: dict, i: int) -> None:
+    _consumer(c, a).crash()
+
+
+def _consumer_leave(c: Cluster, a: dict, i: int) -> None:
+    _consumer(c, a).close()
+
+
+STEPS: dict[str, Step] = {
     "create_topic": _create_topic,
     "produce": _produce,
     "kill_broker": _kill_broker,
-    "kill_controller": lambda c, a, i: c.kill_controller(a.get("mode", "process")),
-    "restart_broker": lambda c, a, i: c.restart_broker(int(a["broker"])),
-    "pause_fetcher": lambda c, a, i: c.pause_fetcher(int(a["broker"])),
-    "resume_fetcher": lambda c, a, i: c.resume_fetcher(int(a["broker"])),
-    "partition_network": lambda c, a, i: c.partition_network(a["a"], a["b"]),
-    "heal_network": lambda c, a, i: c.heal_network(a["a"], a["b"]),
-    "slow_broker": lambda c, a, i: c.slow_broker(int(a["broker"]), int(a.get("delay_ms", 0))),
-    "flush": lambda c, a, i: c.flush_broker(int(a["broker"])),
+    "kill_controller": _kill_controller,
+    "restart_broker": _restart_broker,
+    "pause_fetcher": _pause_fetcher,
+    "resume_fetcher": _resume_fetcher,
+    "partition_network": _partition_network,
+    "heal_network": _heal_network,
+    "slow_broker": _slow_broker,
+    "flush": _flush,
     "run": _run,
     "step": _step,
-    "run_until_idle": lambda c, a, i: c.run_until_idle(int(a.get("max_ms", 600_000))),
+    "run_until_idle": _run_until_idle,
     "run_until": _run_until,
     "consumer_join": _client_step(_consumer_join),
     "consumer_poll": _client_step(_consumer_poll),
-    "consumer_commit": _client_step(lambda c, a, i: _consumer(c, a).commit_sync(a.get("offsets"))),
-    "consumer_crash": lambda c, a, i: _consumer(c, a).crash(),
-    "consumer_leave": _client_step(lambda c, a, i: _consumer(c, a).close()),
-    "add_partitions": lambda c, a, i: c.add_partitions(a["topic"], int(a["count"])),
+    "consumer_commit": _client_step(_consumer_commit),
+    "consumer_crash": _consumer_crash,
+    "consumer_leave": _client_step(_consumer_leave),
+    "add_partitions": _add_partitions,
 }
