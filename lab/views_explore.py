@@ -100,7 +100,8 @@ def _session_panel(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
 
 
 # -- parameters ------------------------------------------------------------------------------------
-def _int_param(request: HttpRequest, name: str, default: int | None = None, *, minimum: int | None = None) -> int | None:
+def _int_param(request: HttpRequest, name: str, default: int | None = None, *, minimum: int | None = None,
+               maximum: int | None = None) -> int | None:
     raw = request.GET.get(name, "").strip()
     if raw == "":
         return default
@@ -108,6 +109,8 @@ def _int_param(request: HttpRequest, name: str, default: int | None = None, *, m
         value = int(raw)
     except ValueError:
         raise PanelError(f"{name} must be a whole number, not {raw!r}") from None
+    if minimum is not None and maximum is not None and not minimum <= value <= maximum:
+        raise PanelError(f"{name} must be from {minimum} to {maximum}, not {value}")
     if minimum is not None and value < minimum:
         raise PanelError(f"{name} must be at least {minimum}, not {value}")
     return value
@@ -441,29 +444,60 @@ def _browse_partition(cluster: Cluster, topic: str, partition: int, start: dict,
 
 @_session_panel
 def messages(request: HttpRequest, cluster: Cluster, session_id: UUID) -> HttpResponse:
-    """The message browser: committed records only, as a consumer would see them."""
+    """The message browser: committed records only, as a consumer would see them. A bad field
+    (topic, partition, offset, time, max) is said next to that field: the answer is the form
+    alone, and htmx swaps it in place of the old form, so the previous results stay."""
     topics = sorted(cluster.list_topics(), key=lambda t: (_internal(t), t))
     topic = request.GET.get("topic") or (topics[0] if topics else "")
     context: dict[str, Any] = {"session_id": session_id, "topics": topics, "topic": topic, "results": [],
-                               "params": request.GET}
+                               "params": request.GET, "errors": {}}
     if not topic:
         return render(request, "lab/partials/messages.html", context)
-    if topic not in cluster.topics:
-        raise ClusterError(f"Topic '{topic}' does not exist", "UNKNOWN_TOPIC_OR_PARTITION")
-    count = cluster.topics[topic].partitions
-    partition = _int_param(request, "partition", minimum=0)
-    if partition is not None and partition >= count:
-        raise ClusterError(f"Topic '{topic}' has partitions 0 to {count - 1}, not {partition}", "UNKNOWN_TOPIC_OR_PARTITION")
-    limit = min(_int_param(request, "limit", 50, minimum=1), MESSAGES_LIMIT_MAX)
-    start: dict[str, Any] = {"offset": _int_param(request, "offset", minimum=0)}
-    if request.GET.get("timestamp", "").strip():
-        start = {"timestamp": _parse_timestamp(request.GET["timestamp"])}
-    needle = request.GET.get("q", "").strip().lower()
+    count = cluster.topics[topic].partitions if topic in cluster.topics else 0
+    query, errors = _messages_query(request, cluster, topic)
+    context.update(partitions=list(range(count)), partition=query.get("partition"), limit=query.get("limit"),
+                   errors=errors)
+    if errors:
+        response = render(request, "lab/partials/messages_form.html", context, status=400)
+        response["HX-Retarget"] = "#messages-form-wrap"
+        response["HX-Reswap"] = "innerHTML"
+        return response
+    partition, start, needle, limit = query["partition"], query["start"], query["needle"], query["limit"]
     chosen = [partition] if partition is not None else list(range(count))
-    context.update(partitions=list(range(count)), partition=partition, limit=limit, needle=needle,
-                   start=start, results=[_browse_partition(cluster, topic, p, start, needle, limit) for p in chosen])
+    context.update(needle=needle, start=start,
+                   results=[_browse_partition(cluster, topic, p, start, needle, limit) for p in chosen])
     context["total"] = sum(len(r["rows"]) for r in context["results"])
     return render(request, "lab/partials/messages.html", context)
+
+
+def _messages_query(request: HttpRequest, cluster: Cluster, topic: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The message browser's fields, read one by one: (values, {field: what is wrong with it})."""
+    errors: dict[str, str] = {}
+
+    def read(name: str, parse: Callable[[], Any]) -> Any:
+        try:
+            return parse()
+        except (PanelError, ClusterError) as error:
+            errors[name] = str(error)
+            return None
+
+    def partition() -> int | None:
+        value = _int_param(request, "partition", minimum=0)
+        count = cluster.topics[topic].partitions
+        if value is not None and value >= count:
+            raise PanelError(f"{topic} has partitions 0 to {count - 1}, not {value}")
+        return value
+
+    if topic not in cluster.topics:
+        errors["topic"] = f"Topic '{topic}' does not exist"
+        return {}, errors
+    query = {"partition": read("partition", partition),
+             "limit": read("limit", lambda: _int_param(request, "limit", 50, minimum=1, maximum=MESSAGES_LIMIT_MAX)),
+             "start": {"offset": read("offset", lambda: _int_param(request, "offset", minimum=0))},
+             "needle": request.GET.get("q", "").strip().lower()}
+    if request.GET.get("timestamp", "").strip():
+        query["start"] = {"timestamp": read("timestamp", lambda: _parse_timestamp(request.GET["timestamp"]))}
+    return query, errors
 
 
 # -- lists and files the page needs ------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Function views of lab sessions: create, list, open (resume), reset, delete.
 
 A visitor is their Django session (no accounts yet): the session key owns the lab sessions they
-create, and every view below answers 404 for a lab session someone else owns. Opening a session
-renders `lab/session.html`; its page then talks to the server over the WebSocket in lab.consumers.
+create, and every view below answers 404 for a lab session someone else owns — with the lab's
+own page (`lab/session_not_found.html`), in DEBUG too, since a link opened in another browser is
+an everyday mistake, not a bug. Opening a session renders `lab/session.html`; its page then talks
+to the server over the WebSocket in lab.consumers.
 """
 from __future__ import annotations
 
@@ -16,13 +18,14 @@ from asgiref.sync import async_to_sync
 from django import forms
 from django.db.models import Count, F, Q
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 import lab
 from engine.broker.errors import InvalidConfigError
-from engine.cluster import Cluster, ClusterError
+from engine.cluster import MAX_BROKERS, Cluster, ClusterError
+from engine.scenarios import schema
 from lab.consumers import CLOSE_DELETED
 from lab.host import Shape
 from lab.limits import Limits
@@ -30,6 +33,10 @@ from lab.models import TRUNCATION_CHOICES, LabSession
 from lab.registry import DatabaseJournal, journal_writer, registry, session_dir, shape_of
 
 MAX_SEED = 2**63 - 1
+# The step arguments' bounds the control forms check before sending (engine.scenarios.schema).
+STEP_BOUNDS = {"max_broker_id": MAX_BROKERS, "max_delay_ms": schema.MAX_DELAY_MS,
+               "min_poll_every_ms": schema.MIN_POLL_EVERY_MS, "max_wait_ms": schema.MAX_WAIT_MS,
+               "max_client_name": schema.MAX_CLIENT_NAME, "max_group_id": schema.MAX_GROUP_ID}
 
 
 class ShapeForm(forms.Form):
@@ -101,16 +108,21 @@ def session_list(request: HttpRequest) -> HttpResponse:
 
 def session_open(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     session = _owned(request, session_id)
+    if session is None:
+        return _not_found(request, session_id)
     scheme = "wss" if request.is_secure() else "ws"
     ws_url = f"{scheme}://{request.get_host()}/ws/lab/{session.id}/"
     return render(request, "lab/session.html", _context(session=session, ws_url=ws_url,
-                                                        limits=Limits.from_settings().to_dict()))
+                                                        limits=Limits.from_settings().to_dict(),
+                                                        step_bounds=STEP_BOUNDS))
 
 
 @require_POST
 def session_reset(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     """A fresh cluster: same shape unless the form says otherwise; the old log is kept as history."""
     session = _owned(request, session_id)
+    if session is None:
+        return _not_found(request, session_id)
     current = shape_of(session)
     data = {"brokers": current.brokers, "seed": current.seed, "truncation": current.truncation,
             "config": json.dumps(current.config), **request.POST.dict()}
@@ -126,6 +138,8 @@ def session_reset(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
 @require_POST
 def session_delete(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     session = _owned(request, session_id)
+    if session is None:
+        return _not_found(request, session_id)
     if registry.get(session.id) is not None:
         async_to_sync(registry.drop)(session.id, close_code=CLOSE_DELETED)
     journal_writer.flush()  # nothing of this session may be written after it is gone
@@ -134,8 +148,15 @@ def session_delete(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     return redirect("session_list")
 
 
-def _owned(request: HttpRequest, session_id: uuid.UUID) -> LabSession:
-    return get_object_or_404(LabSession, pk=session_id, owner=request.session.session_key or "-")
+def _owned(request: HttpRequest, session_id: uuid.UUID) -> LabSession | None:
+    """The visitor's own lab session, or None (someone else's looks like none at all)."""
+    return LabSession.objects.filter(pk=session_id, owner=request.session.session_key or "-").first()
+
+
+def _not_found(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
+    """The lab's 404 for a session that is not the visitor's: it may be another browser's (the
+    session cookie owns it) or deleted; either way, say so and offer the way on."""
+    return render(request, "lab/session_not_found.html", _context(session_id=session_id), status=404)
 
 
 def _visitor_key(request: HttpRequest) -> str:

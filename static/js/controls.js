@@ -1,13 +1,43 @@
 // The control forms: each turns its fields into one scenario step (docs/lab-protocol.md: the
-// lab's commands are the scenario steps) and sends it as a `command`. The server decides whether
-// it is valid; its `error` shows as a toast. Selects marked data-options="brokers|topics|…" are
-// kept filled from the cluster view.
+// lab's commands are the scenario steps) and sends it as a `command`. Before sending, a form
+// checks what the browser can tell (counts and ranges against this session's limits, which the
+// page gets from the server; names; a link from a node to itself; a "__" topic; a consumer name
+// already in a group) and shows each problem next to its field and in a toast; nothing is
+// clamped. The server checks everything again: its `error` shows at the form too, and the
+// warnings of its `ack` as info toasts. Selects marked data-options="brokers|topics|…" are kept
+// filled from the cluster view.
 
 import { $, $all, h, patch } from "./dom.js";
+import { clearProblems, linkProblem, nameProblem, serverProblem, showProblems, topicProblem,
+         wholeProblem } from "./form-checks.js";
 import { currentGroups, isInternal, partitionLabel, sortedPartitions } from "./lab-state.js";
 import { errorToast, toast } from "./toasts.js";
 
-const MAX_COUNT = 1000;
+// Where a server refusal of each command shows: step argument or Kafka error → form field.
+const SERVER_FIELDS = {
+  create_topic: { topic: "topic", partitions: "partitions", replication_factor: "replication_factor",
+                  config: "extra_config", INVALID_REPLICATION_FACTOR: "replication_factor",
+                  TOPIC_ALREADY_EXISTS: "topic", INVALID_TOPIC_EXCEPTION: "topic", POLICY_VIOLATION: "partitions" },
+  add_partitions: { topic: "topic", count: "partitions", INVALID_PARTITIONS: "partitions", POLICY_VIOLATION: "partitions" },
+  produce: { topic: "topic", values: "count", value: "value", key: "key", partition: "partition", acks: "acks",
+             THROTTLING_QUOTA_EXCEEDED: "count", INVALID_TOPIC_EXCEPTION: "topic" },
+  kill_broker: { broker: "broker", mode: "mode", leader_of: "leader_of", BROKER_NOT_AVAILABLE: "broker" },
+  slow_broker: { broker: "broker", delay_ms: "delay_ms", BROKER_NOT_AVAILABLE: "broker" },
+  partition_network: { a: "a", b: "b", messages: { "to itself": "b" } },
+  heal_network: { a: "a", b: "b", messages: { "to itself": "b" } },
+  consumer_join: { member: "member", group: "group", topics: "topics", assignor: "assignor",
+                   poll_every_ms: "poll_every_ms", messages: { "is already running": "member" } },
+  consumer_poll: { member: "member" }, consumer_commit: { member: "member" },
+  consumer_leave: { member: "member" }, consumer_crash: { member: "member" },
+};
+for (const command of ["restart_broker", "pause_fetcher", "resume_fetcher", "flush"]) {
+  SERVER_FIELDS[command] = { broker: "broker", BROKER_NOT_AVAILABLE: "broker" };
+}
+
+// This session's limits and the step arguments' bounds, as the server rendered them.
+function readJson(root, id) {
+  try { return JSON.parse($(`#${id}`, root)?.textContent || "{}"); } catch { return {}; }
+}
 
 function num(value) {
   const n = Number(value);
@@ -41,9 +71,10 @@ export function createTopicArgs(form) {
            replication_factor: num(data.get("replication_factor")), config };
 }
 
+// `count` has passed produceProblems: a whole number within the session's limit.
 export function produceArgs(form) {
   const data = new FormData(form);
-  const count = Math.min(MAX_COUNT, Math.max(1, num(data.get("count")) ?? 1));
+  const count = num(data.get("count"));
   const value = String(data.get("value") ?? "");
   const values = count === 1 ? [value] : Array.from({ length: count }, (_, i) => `${value}-${i + 1}`);
   const args = { topic: data.get("topic"), values, acks: data.get("acks") === "all" ? "all" : Number(data.get("acks")) };
@@ -57,11 +88,109 @@ export function produceArgs(form) {
 export function consumerJoinArgs(form) {
   const data = new FormData(form);
   const args = { member: String(data.get("member")).trim(), group: String(data.get("group")).trim(),
-                 topics: String(data.get("topics")).split(",").map((t) => t.trim()).filter(Boolean) };
+                 topics: splitTopics(data.get("topics")) };
   if (data.get("assignor")) args.assignor = data.get("assignor");
   const every = num(data.get("poll_every_ms"));
   if (every !== null) args.poll_every_ms = every;
   return args;
+}
+
+function splitTopics(text) {
+  return String(text ?? "").split(",").map((t) => t.trim()).filter(Boolean);
+}
+
+// -- what each form checks before sending: {field: sentence} ("" = fine) ----------------------------
+// `ctx`: {limits, bounds, view} — the session's limits and the step bounds from the server, and
+// the cluster view (null until the first state).
+function badInput(form, name) {
+  return Boolean(form.elements.namedItem(name)?.validity?.badInput);
+}
+
+function whole(form, name, min, max, options = {}) {
+  return wholeProblem(form.elements.namedItem(name)?.value, min, max, { ...options, badInput: badInput(form, name) });
+}
+
+function chosen(form, name, missing) {
+  return String(form.elements.namedItem(name)?.value ?? "") === "" ? missing : "";
+}
+
+export function createTopicProblems(form, { limits, view }) {
+  const topic = String(form.elements.topic.value).trim();
+  const exists = !topicProblem(topic) && view?.topics?.has(topic) ? `Topic “${topic}” already exists.` : "";
+  const problems = {
+    topic: topicProblem(topic, { creating: true }) || exists,
+    partitions: whole(form, "partitions", 1, limits.max_partitions ?? Infinity),
+    replication_factor: whole(form, "replication_factor", 1, limits.max_brokers ?? Infinity),
+    "min.insync.replicas": whole(form, "min.insync.replicas", 1, limits.max_brokers ?? Infinity, { required: false }),
+    "segment.bytes": whole(form, "segment.bytes", 14, 2 ** 31 - 1, { required: false }),
+    "index.interval.bytes": whole(form, "index.interval.bytes", 0, 2 ** 31 - 1, { required: false }),
+  };
+  try { parseConfigLines(form.elements.extra_config.value); } catch (error) { problems.extra_config = error.message; }
+  return problems;
+}
+
+export function addPartitionsProblems(form, { limits, view }) {
+  const topic = form.elements.topic.value;
+  const current = view?.topics?.get(topic)?.partitions ?? 1;
+  let partitions = whole(form, "partitions", current + 1, limits.max_partitions ?? Infinity);
+  if (partitions && /^From/.test(partitions) && Number(form.elements.partitions.value) <= current) {
+    partitions = `${topic} has ${current} partition${current === 1 ? "" : "s"}: the new total must be more (partitions are never removed).`;
+  }
+  return { topic: chosen(form, "topic", "No topic yet: create one first."), partitions };
+}
+
+export function produceProblems(form, { limits }) {
+  const max = limits.max_records_per_s ?? Infinity;
+  const raw = form.elements.count.value;
+  let count = whole(form, "count", 1, max);
+  if (count && Number.isInteger(Number(raw)) && Number(raw) > max) {
+    count = `One command may produce at most ${max} records in this lab session, not ${raw}.`;
+  }
+  const rateText = String(form.elements.rate.value).trim();
+  const rate = Number(rateText);
+  const rateProblem = badInput(form, "rate") ? "Not a number."
+    : rateText !== "" && !(rate >= 0.1 && rate <= 100) ? `From 0.1 to 100 records a second, not ${rateText}.` : "";
+  return { topic: chosen(form, "topic", "No topic yet: create one first."), count, rate: rateProblem };
+}
+
+export function brokerProblems(command, form, { bounds }) {
+  const problems = { broker: chosen(form, "broker", "Choose a broker.") };
+  if (command === "slow_broker") problems.delay_ms = whole(form, "delay_ms", 0, bounds.max_delay_ms ?? Infinity);
+  return problems;
+}
+
+export function consumerJoinProblems(form, { bounds, view }) {
+  const member = String(form.elements.member.value).trim();
+  const group = String(form.elements.group.value).trim();
+  const topics = splitTopics(form.elements.topics.value);
+  const owner = view ? memberGroups(view).get(member) : undefined;
+  const taken = owner === undefined ? ""
+    : `“${member}” is already a member of group “${owner}”: choose another name, or first free this one with Leave (or Crash) below (a crashed consumer stays a member until its session times out).`;
+  return {
+    member: nameProblem(member, bounds.max_client_name ?? 100) || taken,
+    group: group === "" ? "Give the group a name."
+      : group.length > (bounds.max_group_id ?? 249) ? `At most ${bounds.max_group_id ?? 249} characters.` : "",
+    topics: topics.length === 0 ? "Name at least one topic." : topics.map((t) => topicProblem(t)).find(Boolean) || "",
+    poll_every_ms: whole(form, "poll_every_ms", bounds.min_poll_every_ms ?? 10, bounds.max_wait_ms ?? Infinity, { required: false }),
+  };
+}
+
+// Consumer name → the group it is a member of, from the groups the cluster view shows.
+function memberGroups(view) {
+  const out = new Map();
+  for (const g of currentGroups(view)) {
+    for (const m of g.members || []) out.set(memberName(m), g.group ?? g.group_id);
+  }
+  return out;
+}
+
+function memberName(m) {
+  return String(m.member ?? m.client_id ?? m.consumer ?? m.name ?? m.member_id ?? m).replace(/^consumer-/, "");
+}
+
+export function resetProblems(form, { limits }) {
+  return { brokers: whole(form, "brokers", 1, limits.max_brokers ?? Infinity),
+           seed: whole(form, "seed", 0, Number.MAX_SAFE_INTEGER) };
 }
 
 export class Controls {
@@ -71,18 +200,31 @@ export class Controls {
     this.onScenario = onScenario;
     this.optionSets = new Map();
     this.rateTimer = null;
+    this.view = null;
+    this.ctx = { limits: readJson(root, "lab-limits"), bounds: readJson(root, "lab-step-bounds"), view: null };
     this._wire();
   }
 
-  async send(command, args, note) {
+  // Send one command; its warnings show as info toasts, a refusal at `form` (and as a toast).
+  async send(command, args, { form = null, note = "" } = {}) {
     try {
       const ack = await this.socket.command(command, args);
+      if (form) clearProblems(form);
       if (note) toast(note, { kind: "info" });
+      for (const warning of ack.warnings || []) toast(warning, { kind: "info" });
       return ack;
     } catch (error) {
       if (!error.handled) errorToast(error.message, error.kafka_error);
+      if (form) showProblems(form, serverProblem(error, command, SERVER_FIELDS[command]));
       return null;
     }
+  }
+
+  // Show a form's problems (at the fields and in a toast); true when there are none.
+  _fine(form, problems) {
+    const first = showProblems(form, problems);
+    if (first) errorToast(first);
+    return !first;
   }
 
   _form(name) {
@@ -90,67 +232,73 @@ export class Controls {
   }
 
   _wire() {
-    this._form("create-topic").addEventListener("submit", (event) => {
-      event.preventDefault();
-      let args;
-      try { args = createTopicArgs(event.target); } catch (error) { errorToast(`Config: ${error.message}`); return; }
-      this.send("create_topic", args);
+    for (const form of $all("form[data-form]", this.root)) {
+      // Editing a field takes its message away; the next send checks again.
+      const clear = (event) => { if (event.target.name) clearProblems(form, event.target.name); };
+      form.addEventListener("input", clear);
+      form.addEventListener("change", clear);
+    }
+    this._submit("create-topic", (form) => {
+      if (this._fine(form, createTopicProblems(form, this.ctx))) this.send("create_topic", createTopicArgs(form), { form });
     });
-    this._form("add-partitions").addEventListener("submit", (event) => {
-      event.preventDefault();
-      const data = new FormData(event.target);
-      this.send("add_partitions", { topic: data.get("topic"), count: num(data.get("partitions")) });
+    this._submit("add-partitions", (form) => {
+      if (!this._fine(form, addPartitionsProblems(form, this.ctx))) return;
+      this.send("add_partitions", { topic: form.elements.topic.value, count: num(form.elements.partitions.value) }, { form });
     });
-    this._form("produce").addEventListener("submit", (event) => { event.preventDefault(); this._produce(event.target); });
+    this._submit("produce", (form) => this._produce(form));
     $("[data-produce-stop]", this.root).addEventListener("click", () => this._stopRate("stopped"));
     this._buttons("broker-faults", (command, data) => {
       const broker = num(data.get("broker"));
       if (command === "kill_broker") return { broker, mode: data.get("mode") };
       if (command === "slow_broker") return { broker, delay_ms: num(data.get("delay_ms")) ?? 0 };
       return { broker };
+    }, (command, form) => brokerProblems(command, form, this.ctx));
+    this._buttons("kill-leader", () => ({ mode: "process" }), () => ({}));
+    this._submit("kill-leader", (form) => {
+      if (!this._fine(form, { leader_of: chosen(form, "leader_of", "No partition yet: create a topic first.") })) return;
+      this.send("kill_broker", { leader_of: form.elements.leader_of.value }, { form });
     });
-    this._buttons("kill-leader", (command, data) =>
-      command === "kill_controller" ? { mode: "process" } : { leader_of: data.get("leader_of") });
-    this._form("kill-leader").addEventListener("submit", (event) => {
-      event.preventDefault();
-      this.send("kill_broker", { leader_of: new FormData(event.target).get("leader_of") });
+    this._buttons("links", (command, data) => ({ a: nodeArg(data.get("a")), b: nodeArg(data.get("b")) }),
+      (command, form) => ({ b: linkProblem(form.elements.a.value, form.elements.b.value) }));
+    this._submit("consumer-join", (form) => {
+      if (this._fine(form, consumerJoinProblems(form, this.ctx))) this.send("consumer_join", consumerJoinArgs(form), { form });
     });
-    this._buttons("links", (command, data) => ({ a: nodeArg(data.get("a")), b: nodeArg(data.get("b")) }));
-    this._form("consumer-join").addEventListener("submit", (event) => {
-      event.preventDefault();
-      const data = new FormData(event.target);
-      this.send("consumer_join", consumerJoinArgs(event.target));
-    });
-    this._buttons("consumer-actions", (command, data) => ({ member: data.get("member") }));
-    this._form("builtin-scenario").addEventListener("submit", (event) => { event.preventDefault(); this._builtin(event.target); });
+    this._buttons("consumer-actions", (command, data) => ({ member: data.get("member") }),
+      (command, form) => ({ member: chosen(form, "member", "No consumer yet: join one first.") }));
+    this._submit("builtin-scenario", (form) => this._builtin(form));
     $("[data-scenario-select]", this.root).addEventListener("change", (event) => {
       const option = event.target.selectedOptions[0];
       $("[data-scenario-description]", this.root).textContent = option ? option.title : "";
     });
-    this._form("upload-scenario").addEventListener("submit", (event) => { event.preventDefault(); this._upload(event.target); });
-    this._form("reset").addEventListener("submit", (event) => {
-      event.preventDefault();
-      const data = new FormData(event.target);
+    this._submit("upload-scenario", (form) => this._upload(form));
+    this._submit("reset", (form) => {
+      if (!this._fine(form, resetProblems(form, this.ctx))) return;
+      const data = new FormData(form);
       if (!confirm("Start a fresh cluster in this session? (The old command log is kept.)")) return;
       this.socket.send({ type: "reset", brokers: num(data.get("brokers")), seed: num(data.get("seed")), truncation: data.get("truncation") });
     });
   }
 
+  _submit(formName, handler) {
+    this._form(formName).addEventListener("submit", (event) => { event.preventDefault(); handler(event.target); });
+  }
+
   // Forms whose buttons each send a different command from the same fields.
-  _buttons(formName, argsFor) {
+  _buttons(formName, argsFor, problemsFor) {
     const form = this._form(formName);
     for (const button of $all("button[type=button][data-command]", form)) {
       button.addEventListener("click", () => {
-        if (!form.reportValidity()) return;
         const command = button.dataset.command;
-        this.send(command, argsFor(command, new FormData(form)));
+        if (!this._fine(form, problemsFor(command, form))) return;
+        this.send(command, argsFor(command, new FormData(form)), { form });
       });
     }
   }
 
   _produce(form) {
+    if (!this._fine(form, produceProblems(form, this.ctx))) return;
     const { args, rate } = produceArgs(form);
-    if (!rate) { this.send("produce", args); return; }
+    if (!rate) { this.send("produce", args, { form }); return; }
     // A rate: one produce command per record, paced in wall time (virtual time follows the clock's speed).
     this._stopRate();
     const values = args.values.slice();
@@ -160,13 +308,13 @@ export class Controls {
     let sent = 0;
     const tick = async () => {
       if (!values.length) { this._stopRate(`sent ${sent}`); return; }
-      const ack = await this.send("produce", { ...args, values: [values.shift()] });
+      const ack = await this.send("produce", { ...args, values: [values.shift()] }, { form });
       if (!ack) { this._stopRate(`stopped after ${sent} (error)`); return; }
       sent += 1;
       status.textContent = `sent ${sent} of ${args.values.length}…`;
     };
     tick();
-    this.rateTimer = setInterval(tick, 1000 / Math.min(100, rate));
+    this.rateTimer = setInterval(tick, 1000 / rate);
   }
 
   _stopRate(message) {
@@ -179,28 +327,28 @@ export class Controls {
 
   async _builtin(form) {
     const name = new FormData(form).get("name");
-    if (!name) { errorToast("Choose a scenario first"); return; }
+    if (!this._fine(form, { name: name ? "" : "Choose a scenario first." })) return;
     try {
       const response = await fetch(`${this.root.closest("[data-scenario-url]").dataset.scenarioUrl}${encodeURIComponent(name)}.json`);
       if (!response.ok) throw new Error(`the lab answered ${response.status}`);
       this._loadScenario(await response.json(), name);
     } catch (error) {
-      errorToast(`Could not load scenario ${name}: ${error.message}`);
+      this._fine(form, { name: `Could not load scenario ${name}: ${error.message}` });
     }
   }
 
   async _upload(form) {
     const file = form.querySelector("input[type=file]").files[0];
-    if (!file) { errorToast("Choose a JSON file first"); return; }
+    if (!this._fine(form, { file: file ? "" : "Choose a JSON file first." })) return;
     let scenario;
     try {
       scenario = JSON.parse(await file.text());
     } catch (error) {
-      errorToast(`${file.name} is not valid JSON: ${error.message}`);
+      this._fine(form, { file: `${file.name} is not valid JSON: ${error.message}` });
       return;
     }
     if (!scenario || typeof scenario !== "object" || !Array.isArray(scenario.steps)) {
-      errorToast(`${file.name} is not a scenario: it needs a "steps" list`);
+      this._fine(form, { file: `${file.name} is not a scenario: it needs a "steps" list` });
       return;
     }
     this._loadScenario(scenario, file.name);
@@ -216,6 +364,7 @@ export class Controls {
   // Keep the data-options selects in step with the cluster.
   refreshOptions(view) {
     this.view = view;
+    this.ctx.view = view;
     const brokers = Array.from(view.brokers.values()).sort((a, b) => a.id - b.id)
       .map((b) => ({ value: String(b.id), label: `broker ${b.id}${b.alive ? "" : " (down)"}${view.controller === b.id ? " · controller" : ""}` }));
     const topics = Array.from(view.topics.keys()).filter((t) => !isInternal(t)).sort().map((t) => ({ value: t, label: t }));
@@ -225,8 +374,7 @@ export class Controls {
     });
     const nodes = [...brokers.map((b) => ({ value: `broker-${b.value}`, label: `broker ${b.value}` })),
                    ...Array.from(view.clients).sort().map((c) => ({ value: c, label: c }))];
-    const consumers = new Set();
-    for (const g of currentGroups(view)) for (const m of g.members || []) consumers.add(String(m.member ?? m.client_id ?? m.consumer ?? m.name ?? m.member_id ?? m).replace(/^consumer-/, ""));
+    const consumers = new Set(memberGroups(view).keys());
     for (const c of view.clients) if (c.startsWith("consumer-")) consumers.add(c.slice("consumer-".length));
     this._fill("brokers", brokers);
     this._fill("topics", topics);

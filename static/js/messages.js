@@ -1,6 +1,8 @@
 // The message browser's browser side: the panel is an htmx partial (committed records only,
 // below the HW). It loads when the tab first opens and re-asks (throttled, and never while you
-// are typing in its form) when a partition's high watermark moves while the tab shows.
+// are typing in its form) when a partition's high watermark moves while the tab shows. A field
+// the server refused shows its message next to it (the server answers the form alone, so the
+// results stay); the panel does not re-ask until that field is changed and the form sent again.
 
 import { $, ajax } from "./dom.js";
 
@@ -39,6 +41,7 @@ export class MessageBrowser {
     if (!this.visible || !this.stale || !this.loaded) return;
     const form = $("[data-messages-form]", this.panel);
     if (document.activeElement && form?.contains(document.activeElement) && document.activeElement.tagName !== "BUTTON") return;
+    if (form?.querySelector("[aria-invalid=true]")) return;   // it would only say the same again
     if (performance.now() - this.lastRefresh < REFRESH_MS) return;
     this.stale = false;
     this.lastRefresh = performance.now();

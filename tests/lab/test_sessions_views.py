@@ -155,3 +155,20 @@ def test_the_url_names_are_stable(client: Client) -> None:
     assert reverse("session_reset", args=[session.id]) == f"/lab/{session.id}/reset"
     assert reverse("session_delete", args=[session.id]) == f"/lab/{session.id}/delete"
     assert json.loads(json.dumps(session.info()))["id"] == str(session.id)
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_a_session_that_is_not_yours_gets_the_labs_own_404_page(client: Client, settings: Settings,
+                                                                 debug: bool) -> None:
+    settings.DEBUG = debug
+    session = create(client)
+    stranger = Client()
+    stranger.get("/lab/new")
+
+    for response in (stranger.get(f"/lab/{session.id}/"), client.get("/lab/00000000-0000-0000-0000-000000000000/")):
+        html = response.content.decode()
+        assert response.status_code == 404
+        assert "belongs to another browser" in html and "was deleted" in html
+        assert '<a class="button-link" href="/lab/sessions">My sessions</a>' in html
+        assert 'href="/lab/new">New session</a>' in html
+        assert "Page not found at" not in html   # not Django's debug page
