@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from typing import Any
 
@@ -28,6 +29,7 @@ MAX_FRAME_BYTES = 64 * 1024
 CLOSE_NOT_YOURS = 4403
 CLOSE_DELETED = 4404
 CLOCK_ACTIONS = ("play", "pause", "step", "step_until", "rewind", "speed")
+HISTORY_PAGE_MAX = 1000
 
 
 class ProtocolError(Exception):
@@ -36,7 +38,7 @@ class ProtocolError(Exception):
 
 class LabConsumer(AsyncJsonWebsocketConsumer):
     HANDLERS = {"command": "on_command", "clock": "on_clock", "load_scenario": "on_load_scenario",
-                "reset": "on_reset", "snapshot": "on_snapshot"}
+                "reset": "on_reset", "snapshot": "on_snapshot", "undo": "on_undo", "history": "on_history"}
 
     live: LiveSession | None = None
 
@@ -78,7 +80,7 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
                 raise ProtocolError("This socket is not attached to a lab session")
             await getattr(self, handler)(request)
         except ProtocolError as error:
-            await self._error(request, str(error), "INVALID_REQUEST")
+            await self._error(request or _id_of(text_data), str(error), "INVALID_REQUEST")
         except HostError as error:
             await self._error(request, error.message, error.kafka_error)
         except Exception:  # never let one message take the socket down
@@ -90,10 +92,13 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
         args = request.get("args", {})
         if not isinstance(args, dict):
             raise ProtocolError("'args' must be an object")
-        outcome = await self.live.command(command, args)
-        warnings = getattr(outcome.result, "warnings", [])
-        await self.send(text_data=_with_warnings(ack_frame(request.get("id"), outcome.texts, outcome.result.dropped),
-                                                 warnings))
+        discard = request.get("discard_future", False)
+        if not isinstance(discard, bool):
+            raise ProtocolError(f"'discard_future' must be true or false, not {discard!r}")
+        outcome = await self.live.command(command, args, discard_future=discard)
+        record = outcome.result.record
+        await self.send(text_data=ack_frame(request.get("id"), record.mark() if record else None,
+                                            getattr(outcome.result, "warnings", [])))
 
     async def on_clock(self, request: dict[str, Any]) -> None:
         action = request.get("action")
@@ -109,7 +114,10 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
         elif action == "step_until":
             await live.call(host.step_until, _field(request, "kind", str))
         elif action == "rewind":
-            await live.rewind(_field(request, "to", int))
+            after_seq = request.get("after_seq")
+            if after_seq is not None and (isinstance(after_seq, bool) or not isinstance(after_seq, int)):
+                raise ProtocolError(f"'after_seq' must be an event number, not {after_seq!r}")
+            await live.rewind(_field(request, "to", int), after_seq)
         else:
             raise ProtocolError(f"Unknown clock action {action!r} (known: {', '.join(CLOCK_ACTIONS)})")
 
@@ -136,6 +144,26 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
     async def on_snapshot(self, request: dict[str, Any]) -> None:
         await self.send(text_data=await self.live.state_text())
 
+    async def on_undo(self, request: dict[str, Any]) -> None:
+        await self.live.undo_discard()
+
+    async def on_history(self, request: dict[str, Any]) -> None:
+        before = request.get("before_seq")
+        if before is not None and (isinstance(before, bool) or not isinstance(before, int) or before < 0):
+            raise ProtocolError(f"'before_seq' must be an event number, not {before!r}")
+        limit = request.get("limit", 200)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= HISTORY_PAGE_MAX:
+            raise ProtocolError(f"'limit' must be a whole number from 1 to {HISTORY_PAGE_MAX}, not {limit!r}")
+        flags = {name: request.get(name, False) for name in ("internal", "network")}
+        for name, value in flags.items():
+            if not isinstance(value, bool):
+                raise ProtocolError(f"'{name}' must be true or false, not {value!r}")
+        kinds = request.get("kinds")
+        if kinds is not None and (not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds)):
+            raise ProtocolError("'kinds' must be a list of event kinds")
+        page = await self.live.history_page(before, limit, flags["internal"], flags["network"], kinds)
+        await self.send_json(message("history", id=request.get("id"), **page))
+
     # -- out ----------------------------------------------------------------------------------
     async def deliver(self, text: str) -> None:
         """A message for every tab of the session (from its LiveSession), already JSON."""
@@ -159,7 +187,7 @@ def _parse(text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:
     if len(text_data) > MAX_FRAME_BYTES or len(text_data.encode("utf-8")) > MAX_FRAME_BYTES:
         raise ProtocolError(f"A message may be at most {MAX_FRAME_BYTES // 1024} KiB")
     try:
-        request = json.loads(text_data)
+        request = json.loads(text_data, parse_constant=_not_a_number)
     except ValueError as error:
         raise ProtocolError(f"Not valid JSON: {error}") from None
     if not isinstance(request, dict):
@@ -169,10 +197,15 @@ def _parse(text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:
     return request
 
 
-def _with_warnings(ack: str, warnings: list[str]) -> str:
-    """The ack with the command's warnings (what Kafka accepted but the learner may not have meant).
-    ack_frame writes the events as ready JSON texts; the warnings join as its last field."""
-    return f'{ack[:-1]}, "warnings": {json.dumps(list(warnings), ensure_ascii=False)}}}'
+def _id_of(text_data: str | None) -> dict[str, Any]:
+    """The `id` of a frame that did not parse (so its error still answers it), if one is readable."""
+    match = re.search(r'"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,64}")\s*[,}]', text_data or "")
+    return {"id": json.loads(match.group(1))} if match else {}
+
+
+def _not_a_number(name: str) -> None:
+    """JSON has no NaN or Infinity; Python's parser takes them unless told otherwise."""
+    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _field(request: dict[str, Any], name: str, kind: type) -> Any:

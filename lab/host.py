@@ -2,29 +2,36 @@
 
 Plain Python over the engine (no Django): `lab.registry` builds one per lab session served by
 this process and calls it from worker threads; every public method takes the host's lock and
-returns the engine events it caused.
+returns what it caused (`Events`: the engine events, as objects and as JSON, and the model patch).
 
 What it keeps true:
 - **Replay = shape + command log.** Every command that reaches the engine is logged with the
-  scheduler step and the virtual time at which it was applied (a failed one too: it may have run
-  the scheduler before failing, and replaying it fails the same way). Playing the log at those
-  steps into a fresh cluster of the same shape (brokers, seed, truncation, config) gives the same
-  events and the same bytes on disk: that is how a session is resumed after a restart and how it
-  is rewound.
-- **The log has a cursor.** `rewind(to)` rebuilds the cluster in a new run dir, replays up to
-  step `to` (applying every command logged at or before it) and deletes the old run dir. Logged
-  commands after the cursor are the *future*: moving the clock forward re-applies them at their
-  steps, and a new command cuts them off — cut the future, apply, record.
+  scheduler step and virtual time at which it was applied, and the event number it started at
+  (`first_seq`). A failed one is logged too: it may have run the scheduler before failing, and
+  replaying it fails the same way. Playing the log at those steps into a fresh cluster of the
+  same shape gives the same events and bytes on disk: that is how a session is resumed after a
+  restart and how it is rewound (from the nearest engine checkpoint, lab.checkpoints).
+- **A position is (step, commands applied).** Several commands can be applied at one step (the
+  clock paused), and an action's events share the step of the commands applied right after it.
+  `rewind(to, after_seq)` lands exactly on the asked step, and — given an event number — just
+  after that event, with the commands applied up to it and no further.
+- **Commands that block run one action at a time** (lab.blocking): a consumer joining its group
+  or polling is an application blocked in a client call; the call takes turns with the clock, so
+  it can be paused, stepped and rewound into like anything else.
+- **The future is never cut silently.** After a rewind, the logged commands ahead are the
+  future: moving the clock forward re-applies them at their steps. A new command there cuts them
+  off only when asked to (`discard_future=True`; else HostError FUTURE_EXISTS), and the cut can be
+  undone (`undo_discard`) until the next cut.
 - **A loaded scenario plays as `python -m engine.scenarios run` plays it.** Its commands are
   applied and logged like any other; its clock steps (`run`, `step`, `run_until_idle`,
-  `run_until`) are played by the clock action by action and end exactly where the runner's do,
-  so the final state is the runner's. Paused, `step` plays the next scenario step whole; live,
-  the steps play at the clock's speed; when the last one has played the clock pauses.
+  `run_until`) are played by the clock, action by action, and end exactly where the runner's do.
+  Paused, `step` plays the next scenario step whole; live, the steps play at the clock's speed;
+  after the last one the clock pauses.
 - **Live time follows the wall clock.** Virtual time moves by the wall time since the last move
-  × speed, whenever the host is called: `tick()` from the registry's clock loop, and before any
-  command or clock move (so a command lands at the right virtual instant however seldom the loop
-  ticks). Each move does bounded work: a busy cluster runs slower than asked rather than
-  stalling the process.
+  × speed whenever the host is called; each move does bounded work: a busy cluster runs slower
+  than asked rather than stalling the process.
+- **The model.** `lab.model.ModelTracker` follows the cluster: `model()` is the whole picture,
+  and every call returns the patch since the previous one (docs/lab-protocol.md).
 """
 from __future__ import annotations
 
@@ -45,7 +52,11 @@ from engine.replication.fetcher import TRUNCATION_MODES
 from engine.scenarios.runner import STEPS, ScenarioError, run_step, validate
 from engine.scenarios.schema import StepArgumentError, check_step
 from lab import snapshot as snap
+from lab.blocking import BlockingCommands, RunningCommand, may_block
+from lab.history import History
 from lab.limits import LimitExceeded, Limits, RecordRate, check_command
+from lab.model import ModelTracker
+from lab.snapshot import event_json
 
 CLOCK_STEPS = frozenset({"run", "step", "run_until_idle", "run_until"})
 MIN_SPEED, MAX_SPEED = 0.1, 10.0
@@ -63,7 +74,8 @@ _ACTED, _MOVED, _WAIT = "acted", "moved", "wait"
 
 class HostError(Exception):
     """A request the host refused or a command that failed; nothing was lost.
-    `kafka_error` is Kafka's error name where one exists; `events` what happened before it failed."""
+    `kafka_error` is Kafka's error name where one exists (or the lab's own, e.g. FUTURE_EXISTS);
+    `events` what happened before it failed."""
 
     def __init__(self, message: str, kafka_error: str | None = None, events: Events | None = None) -> None:
         super().__init__(message)
@@ -83,7 +95,8 @@ class Shape:
 
 @dataclass
 class CommandRecord:
-    """One entry of the command log: a scenario step applied at `at_step` / `at_time_ms`."""
+    """One entry of the command log: a scenario step applied at `at_step` / `at_time_ms`, its
+    events numbered from `first_seq` on. `running` while its call is still under way."""
     index: int
     at_step: int
     at_time_ms: int
@@ -92,23 +105,35 @@ class CommandRecord:
     tag: int            # the step number handed to the step function (the runner's "produced[].step")
     error: str | None = None
     kafka_error: str | None = None
-    warnings: list[str] = field(default_factory=list, compare=False)  # the step's, when it last ran; not logged
+    first_seq: int = -1
+    running: bool = False
+    warnings: list[str] = field(default_factory=list)   # what Kafka accepted but the learner may not mean
 
     def mark(self) -> dict[str, Any]:
-        return {"step": self.at_step, "time_ms": self.at_time_ms, "command": {self.command: self.args}}
+        out = {"index": self.index, "step": self.at_step, "time_ms": self.at_time_ms,
+               "first_seq": self.first_seq, "command": {self.command: self.args}}
+        if self.running:
+            out["running"] = True
+        return out
 
 
 @dataclass
 class Events:
-    """What one host call caused: its newest events (at most `max_events_per_call`), how many older
-    ones were left out, and where the clock stood afterwards."""
+    """What one host call caused: its newest events (at most `max_events_per_call`, with their JSON
+    in `texts`), how many older ones were left out, the model patch, commands that finished, and
+    where the clock stood afterwards."""
     events: list[ev.Event]
     dropped: int = 0
     step: int = 0
     time_ms: int = 0
     next_due_ms: float | None = None
     behind: bool = False  # a live tick ran out of its work budget before the clock caught up
-    warnings: list[str] = field(default_factory=list)  # what the applied command warned of (the ack's)
+    texts: list[str] = field(default_factory=list)
+    patch: dict | None = None
+    seq: int = 0          # the next event's number (every event before it is in this call or earlier)
+    record: CommandRecord | None = None   # the command `apply` logged
+    warnings: list[str] = field(default_factory=list)
+    model_reset: bool = False   # the cluster jumped (a rewind, a reset): send the whole model, not a patch
 
 
 class Journal:
@@ -119,8 +144,14 @@ class Journal:
     def appended(self, record: CommandRecord, step: int, time_ms: int) -> None:
         """`record` was applied and logged; the clock now stands at `step` / `time_ms`."""
 
+    def finished(self, record: CommandRecord) -> None:
+        """`record`'s call, which was running, ended (its `error` is known now)."""
+
     def cut(self, from_index: int) -> None:
         """The records from `from_index` on (the future) are gone."""
+
+    def restored(self, records: list[CommandRecord]) -> None:
+        """`records` (a future that was cut) are back at the end of the log."""
 
     def restarted(self, shape: Shape) -> None:
         """A fresh cluster of `shape` with an empty log; the previous log is history."""
@@ -133,21 +164,32 @@ class _ScriptStep:
     command: str
     args: dict
     expect_error: bool
+    note: str = ""
     started: bool = False
     end_ms: int = 0
     remaining: int = 0
     seen: bool = False
     watcher: Callable[[ev.Event], None] | None = None
+    record: CommandRecord | None = None   # a command step whose call is running
+
+
+@dataclass
+class _Discarded:
+    """A future cut off by a command: enough to put it back (`undo_discard`)."""
+    at_index: int                  # the first record of the new line of time
+    records: list[CommandRecord]
+    furthest: int                  # how far the old line of time reached
+    position: tuple[int, int]      # where the clock stood when it was cut
 
 
 class SessionHost:
     def __init__(self, root_dir: str, shape: Shape, *, limits: Limits | None = None,
                  journal: Journal | None = None, log: Iterable[CommandRecord] = (),
                  position: tuple[int, int] | None = None, max_events_per_call: int = MAX_EVENTS_PER_CALL,
-                 wall_clock: Callable[[], float] = time.monotonic) -> None:
-        """A host for the session kept under `root_dir` (one `run-<n>` dir per rebuild). With a
-        `log`, the session is resumed: the log is replayed up to `position` (step, time_ms), or
-        through its last command."""
+                 wall_clock: Callable[[], float] = time.monotonic, history: bool = True) -> None:
+        """A host for the session kept under `root_dir` (one `run-<n>` dir per rebuild, `history/`).
+        With a `log`, the session is resumed: the log is replayed up to `position` (step,
+        time_ms), or through its last command."""
         self.root_dir = os.path.abspath(root_dir)
         self.limits = limits or Limits()
         self.journal = journal or Journal()
@@ -155,19 +197,27 @@ class SessionHost:
         self.mode, self.speed = "paused", 1.0
         self.timeline_version = self.clock_version = 0
         self.notices: list[dict[str, Any]] = []
+        self.finished: list[CommandRecord] = []       # running commands that ended since the last drain
         self._wall_clock = wall_clock
         self._rate = RecordRate(self.limits.max_records_per_s, wall_clock)
         self._wall_anchor, self._carry_ms = wall_clock(), 0.0
-        self._collected: deque[ev.Event] = deque(maxlen=max_events_per_call)
+        self._collected: deque[tuple[ev.Event, str]] = deque(maxlen=max_events_per_call)
+        self._history_texts: list[str] = []
+        self._history_first = 0
         self._collected_total = 0
         self._muted = False
         self._watchers: list[Callable[[ev.Event], None]] = []
         self._script: deque[_ScriptStep] = deque()
         self._scenario_name = ""
         self._scenario_steps = 0
+        self._scenario_done = False
+        self._last_script_step: _ScriptStep | None = None
         self._disk: tuple[float, int, int] | None = None   # (when, bytes walked, live log bytes then)
+        self._discarded: _Discarded | None = None
+        self._running: dict[int, CommandRecord] = {}      # record index -> running record
+        self.history = History(os.path.join(self.root_dir, "history")) if history else None
         self.run_dir = ""
-        self.cluster = self._new_cluster(_checked_shape(self.limits, shape))
+        self.cluster, self.tracker, self._blocking = self._new_cluster(_checked_shape(self.limits, shape))
         self.shape = shape
         self.log: list[CommandRecord] = list(log)
         self._cursor = 0
@@ -177,6 +227,8 @@ class SessionHost:
             self._seek(*(position or (last.at_step, last.at_time_ms)))
         elif position:
             self._seek(*position)
+        if self.history is not None:
+            self.history.cut_from(self.cluster.bus.count)
 
     # -- reading ------------------------------------------------------------------------------
     @property
@@ -192,12 +244,19 @@ class SessionHost:
             return self.steps, self.now_ms
 
     def snapshot(self) -> dict[str, Any]:
-        """The protocol's `state`: records at most the last 200 per replica."""
+        """The cluster as `Cluster.state()` shows it, cheaply (records: the last 200 per replica)."""
         with self.lock:
             return snap.snapshot(self.cluster)
 
+    def model(self, records_budget: int | None = None, *, baseline: bool = False) -> dict[str, Any]:
+        """The protocol's `model`: the whole picture. With `baseline` (it goes to every tab), the
+        patches that follow are relative to it (lab.model.ModelTracker.full)."""
+        with self.lock:
+            return self.tracker.full(records_budget, baseline=baseline)
+
     def timeline(self) -> dict[str, Any]:
-        """The protocol's `timeline`: the furthest step of this line of time and the newest marks."""
+        """The protocol's `timeline`: the furthest step of this line of time, the newest marks, and
+        what an undo would bring back."""
         with self.lock:
             marks = []
             for record in reversed(self.log):
@@ -206,19 +265,35 @@ class SessionHost:
                 if record.error is None:
                     marks.append(record.mark())
             horizon = max(self.steps, self._furthest, self.log[-1].at_step if self.log else 0)
-            return {"steps": horizon, "marks": marks[::-1]}
+            future = len(self.log) - self._cursor
+            undo = None
+            if self._discarded is not None:
+                undo = {"commands": len(self._discarded.records), "steps": self._discarded.furthest,
+                        "since": len(self.log) - self._discarded.at_index}
+            return {"steps": horizon, "marks": marks[::-1], "applied": self._cursor, "future": future,
+                    "future_steps": max(0, horizon - self.steps) if future or horizon > self.steps else 0,
+                    "undo": undo}
 
     def clock(self) -> dict[str, Any]:
         """The protocol's `clock`, and the queued scenario's progress (null when none)."""
         with self.lock:
             scenario = None
-            if self._script:
-                scenario = {"name": self._scenario_name, "steps": self._scenario_steps,
-                            "next_step": self._script[0].index}
-            return {"mode": self.mode, "speed": self.speed, "scenario": scenario}
+            if self._scenario_steps:
+                head = self._script[0] if self._script else None
+                last = self._last_script_step
+                scenario = {"name": self._scenario_name, "steps": self._scenario_steps, "done": head is None,
+                            "next_step": head.index if head else self._scenario_steps,
+                            "next": _describe_step(head) if head else None,
+                            "next_note": head.note if head else "",
+                            "in_progress": bool(head and head.started),
+                            "last_step": last.index if last else None,
+                            "last": _describe_step(last) if last else None,
+                            "last_note": last.note if last else ""}
+            running = [{"index": r.index, "command": {r.command: r.args}} for r in self._running.values()]
+            return {"mode": self.mode, "speed": self.speed, "scenario": scenario, "running": running}
 
     def take_notices(self) -> list[dict[str, Any]]:
-        """Errors nobody asked for (a queued scenario step that failed), oldest first; cleared."""
+        """Errors nobody asked for (a queued scenario step, a running command), oldest first; cleared."""
         with self.lock:
             out, self.notices = self.notices, []
             return out
@@ -237,33 +312,42 @@ class SessionHost:
                    for part in broker.partitions.values())
 
     # -- commands -----------------------------------------------------------------------------
-    def apply(self, command: str, args: dict | None = None) -> Events:
-        """Apply a scenario step now (cutting off any future) and log it. Raises HostError when the
-        step is unknown, over a limit, or fails in the engine (then with the events it caused)."""
+    def apply(self, command: str, args: dict | None = None, *, discard_future: bool = False) -> Events:
+        """Apply a scenario step now and log it. With logged commands ahead (after a rewind), it
+        cuts them off only with `discard_future` (else HostError FUTURE_EXISTS); `undo_discard`
+        brings them back. Raises HostError when the step is unknown, over a limit, or fails in the
+        engine (then with the events it caused). A step whose call blocks keeps running with the
+        clock: the result's `record.running` says so, and `finished` lists it when it ends."""
         with self.lock:
             args = self._check_command(command, {} if args is None else args)
             self._catch_up()
+            if self._cursor < len(self.log) and not discard_future:
+                ahead = len(self.log) - self._cursor
+                raise HostError(f"{ahead} command{'s' if ahead != 1 else ''} lie ahead on the timeline (you "
+                                f"rewound): applying this one discards them — confirm, or play on to keep them",
+                                "FUTURE_EXISTS", self._drain())
             record = self._apply_new(command, args, tag=None)
             result = self._drain()
+            result.record, result.warnings = record, list(record.warnings)
             if record.error is not None:
                 raise HostError(record.error, record.kafka_error, result)
-            result.warnings = record.warnings
             return result
 
     def _check_command(self, command: Any, args: Any) -> dict:
-        """Refuse a command before it reaches the engine or the log: an unknown or clock step,
-        arguments its schema refuses (engine.scenarios.schema), a session limit. Returns the
-        arguments as the schema normalised them (what is applied and logged)."""
+        """The command's arguments, checked and normalised (engine.scenarios.schema), or HostError;
+        then the session's limits."""
         if not isinstance(command, str) or command not in STEPS:
             raise HostError(f"Unknown command {command!r} (known: {', '.join(sorted(set(STEPS) - CLOCK_STEPS))})",
                             "INVALID_REQUEST")
         if command in CLOCK_STEPS:
             raise HostError(f"{command!r} moves time: send a clock message (play, step, step_until) instead",
                             "INVALID_REQUEST")
+        if not isinstance(args, dict):
+            raise HostError(f"The arguments of {command} must be an object", "INVALID_REQUEST")
         try:
             args = check_step(command, args)
         except StepArgumentError as error:
-            raise HostError(str(error), error.kafka_name) from None
+            raise HostError(str(error), getattr(error, "kafka_name", None) or "INVALID_REQUEST") from None
         try:
             check_command(self.limits, self.cluster, command, args, self._rate, self.disk_bytes)
         except LimitExceeded as error:
@@ -275,28 +359,84 @@ class SessionHost:
         index = len(self.log)
         record = CommandRecord(index, self.steps, self.now_ms, command, copy.deepcopy(args),
                                index if tag is None else tag)
-        self._run_record(record)
         self.log.append(record)
         self._cursor = len(self.log)
+        self._run_record(record)
         self.timeline_version += 1
         self.journal.appended(record, self.steps, self.now_ms)
         return record
 
     def _run_record(self, record: CommandRecord) -> None:
-        """Apply a logged command to the cluster; an engine error is kept on the record."""
+        """Apply a logged command to the cluster: inline, or — a call that may block — as a running
+        command that takes turns with the clock. An engine error is kept on the record."""
+        record.first_seq = self.cluster.bus.count
+        call = _step_call(self.cluster, record)
+        if not may_block(record.command, record.args):
+            _settle_record(record, _run_inline(call))
+            return
         try:
-            record.warnings = run_step(self.cluster, record.command, record.args, record.tag)
-        except ENGINE_ERRORS as error:
-            record.error, record.kafka_error = _describe(error), getattr(error, "kafka_name", None)
-        except Exception as error:  # an engine bug: still logged, so that replay stays faithful
-            record.error, record.kafka_error = f"internal error: {_describe(error)}", "UNKNOWN_SERVER_ERROR"
+            running = self._blocking.start(record.index, record.command, call)
+        except OverflowError as error:
+            record.error, record.kafka_error = str(error), "POLICY_VIOLATION"
+            return
+        if running.finished:
+            _settle_record(record, running.error)
+        else:
+            record.running = True
+            self._running[record.index] = record
+
+    def _after_action(self) -> None:
+        """An action ran: let every running command take its turn; settle those that ended."""
+        if not self._blocking:
+            return
+        for running in self._blocking.after_action():
+            self._command_ended(running)
+
+    def _command_ended(self, running: RunningCommand) -> None:
+        record = self._running.pop(running.index)
+        record.running = False
+        _settle_record(record, running.error)
+        self.timeline_version += 1
+        self.clock_version += 1
+        if self._muted:
+            return
+        self.journal.finished(record)
+        self.finished.append(record)
+        if record.error is not None and not self._script_owns(record):
+            self.notices.append({"message": f"{record.command} (command {record.index}) failed: {record.error}",
+                                 "kafka_error": record.kafka_error, "expected": False})
 
     def _cut_future(self) -> None:
         if self._cursor < len(self.log):
+            self._discarded = _Discarded(self._cursor, self.log[self._cursor:],
+                                         max(self._furthest, self.log[-1].at_step), self.position())
             del self.log[self._cursor:]
             self.journal.cut(self._cursor)
             self.timeline_version += 1
         self._furthest = self.steps
+
+    def undo_discard(self) -> Events:
+        """Bring back the future the last cut discarded: the commands applied since are dropped,
+        the clock goes back to where the cut happened (paused), and the old future is ahead again."""
+        with self.lock:
+            discarded = self._discarded
+            if discarded is None:
+                raise HostError("There is nothing to undo: no future was discarded", "INVALID_REQUEST")
+            self._pause()
+            self._drop_script()
+            step, time_ms = discarded.position
+            if len(self.log) > discarded.at_index:
+                del self.log[discarded.at_index:]
+                self.journal.cut(discarded.at_index)
+            self.log.extend(discarded.records)
+            self.journal.restored(discarded.records)
+            self._discarded = None
+            self._furthest = max(self._furthest, discarded.furthest)
+            self._seek(step, time_ms, commands=discarded.at_index)
+            self.timeline_version += 1
+            self.clock_version += 1
+            self._forget_collected()
+            return self._drain(patch=False)
 
     # -- the clock ----------------------------------------------------------------------------
     # play, pause and set_speed first run the clock up to now: the events of that last stretch
@@ -369,7 +509,7 @@ class SessionHost:
             nxt = self.log[self._cursor].at_time_ms
         elif self._script:
             head = self._script[0]
-            if head.command not in CLOCK_STEPS or nxt is None:
+            if (head.command not in CLOCK_STEPS and head.record is None) or nxt is None:
                 return 0.0
             if head.command == "run" and head.started:
                 nxt = min(nxt, head.end_ms)
@@ -414,67 +554,92 @@ class SessionHost:
                                 f"(or {self.limits.max_actions_per_call} actions)", None, result)
             return result
 
-    def rewind(self, to_step: int) -> Events:
-        """Go to step `to_step` of this line of time: the state there, with every command logged at or
-        before it applied. Backwards, the cluster is rebuilt in a new run dir by replay. The clock
-        pauses, a queued scenario is dropped, and the events of the replay are not returned."""
+    # -- travelling in time -------------------------------------------------------------------
+    def rewind(self, to_step: int, after_seq: int | None = None) -> Events:
+        """Go to step `to_step` of this line of time: the state there, with every command logged at
+        or before it applied — or, with `after_seq`, only those applied before event `after_seq`
+        was published (the state just after that event). Backwards, the cluster is rebuilt by
+        replay. The clock pauses, a queued scenario is dropped, and the replay's events are not
+        returned (a `model` follows instead)."""
         with self.lock:
             if isinstance(to_step, bool) or not isinstance(to_step, int) or to_step < 0:
                 raise HostError(f"rewind needs a step number >= 0, not {to_step!r}", "INVALID_REQUEST")
+            if after_seq is not None and (isinstance(after_seq, bool) or not isinstance(after_seq, int)):
+                raise HostError(f"after_seq must be an event number, not {after_seq!r}", "INVALID_REQUEST")
+            horizon = max(self._furthest, self.steps, self.log[-1].at_step if self.log else 0)
+            if to_step > horizon + self.limits.max_actions_per_call:
+                raise HostError(f"Step {to_step} lies beyond this line of time (it reaches step {horizon}); "
+                                f"play on to get there", "INVALID_REQUEST")
             self._pause()
             self._drop_script()
             self.clock_version += 1
             self._furthest = max(self._furthest, self.steps)
-            self._seek(to_step, None)
-            self._collected.clear()
-            self._collected_total = 0
-            return self._drain()
+            self._seek(to_step, None, commands=self._commands_at(to_step, after_seq))
+            self._forget_collected()
+            return self._drain(patch=False)
 
-    def _seek(self, to_step: int, to_time_ms: int | None) -> None:
-        """Replay (muted) to `to_step`, then apply the commands due there; then, if given, let the
-        clock reach `to_time_ms` (where a live clock stood between actions)."""
-        if to_step < self.steps:
+    def _commands_at(self, to_step: int, after_seq: int | None) -> int:
+        """How many logged commands the state at (`to_step`, just after event `after_seq`) has applied."""
+        before = sum(1 for r in self.log if r.at_step < to_step)
+        upto = sum(1 for r in self.log if r.at_step <= to_step)
+        if after_seq is None:
+            return upto
+        started = sum(1 for r in self.log if r.at_step <= to_step and 0 <= r.first_seq <= after_seq)
+        return min(upto, max(before, started))
+
+    def _seek(self, to_step: int, to_time_ms: int | None, commands: int | None = None) -> None:
+        """Replay (muted) to `to_step`, then apply the commands due there (the first `commands` of
+        the log at most); then, if given, let the clock reach `to_time_ms` (where a live clock stood
+        between actions)."""
+        limit = len(self.log) if commands is None else commands
+        if to_step < self.steps or (to_step == self.steps and self._cursor > limit):
             self._rebuild()
         self._muted = True
         try:
             while self.steps < to_step:
-                if self._advance(stop=lambda: self.steps >= to_step) is False:
+                if self._advance(stop=lambda: self.steps >= to_step, max_commands=limit) is False:
                     break  # nothing left to run: the cluster is idle forever
-            self._apply_due(up_to_time=to_time_ms)
+            self._apply_due(up_to_time=to_time_ms, max_commands=limit)
             if to_time_ms is not None:
                 self._move_clock(to_time_ms)
         finally:
             self._muted = False
+        self.tracker.rewound()
+        if self.history is not None:
+            self.history.cut_from(self.cluster.bus.count)
 
-    def _apply_due(self, up_to_time: int | None = None) -> None:
-        while self._cursor < len(self.log) and self.log[self._cursor].at_step <= self.steps:
+    def _apply_due(self, up_to_time: int | None = None, max_commands: int | None = None) -> None:
+        limit = len(self.log) if max_commands is None else max_commands
+        while self._cursor < limit and self.log[self._cursor].at_step <= self.steps:
             record = self.log[self._cursor]
             if up_to_time is not None and record.at_time_ms > up_to_time:
                 return
             self._move_clock(record.at_time_ms)
-            self._run_record(record)
             self._cursor += 1
+            self._run_record(record)
 
     # -- moving forward -----------------------------------------------------------------------
     def _advance(self, *, until_time: int | None = None, settle: bool = True, max_actions: int | None = None,
-                 stop: Callable[[], bool] | None = None) -> bool | None:
+                 stop: Callable[[], bool] | None = None, max_commands: int | None = None) -> bool | None:
         """Move forward unit by unit: a logged command that is due, a queued scenario step, or one
-        scheduler action. Stops at `until_time` (virtual; with `settle` the clock is then moved
-        there, as run_for does), after `max_actions` actions, or when `stop()` says so. Returns
-        True if `stop` ended it, False if nothing is left to run, None if a bound did."""
+        scheduler action (and the running commands' turns after it). Stops at `until_time`
+        (virtual; with `settle` the clock is then moved there, as run_for does), after
+        `max_actions` actions, or when `stop()` says so. Returns True if `stop` ended it, False if
+        nothing is left to run, None if a bound did."""
         limit = self.limits.max_actions_per_call if max_actions is None else max_actions
+        commands = len(self.log) if max_commands is None else max_commands
         actions = 0
         while actions < limit:
             if stop is not None and stop():
                 return True
-            if self._cursor < len(self.log) and self.log[self._cursor].at_step <= self.steps:
+            if self._cursor < commands and self.log[self._cursor].at_step <= self.steps:
                 record = self.log[self._cursor]
                 if until_time is not None and record.at_time_ms > until_time:
                     self._settle(until_time, settle)
                     return None
                 self._move_clock(record.at_time_ms)
-                self._run_record(record)
                 self._cursor += 1
+                self._run_record(record)
                 continue
             unit = self._script_unit(until_time, settle) if self._script else self._plain_unit(until_time, settle)
             if unit == _WAIT:
@@ -483,12 +648,16 @@ class SessionHost:
                 actions += 1
         return None
 
+    def _act(self) -> None:
+        self.cluster.step()
+        self._after_action()
+
     def _plain_unit(self, until_time: int | None, settle: bool) -> str:
         nxt = self.cluster.scheduler.next_time()
         if nxt is None or (until_time is not None and nxt > until_time):
             self._settle(until_time, settle)
             return _WAIT
-        self.cluster.step()
+        self._act()
         return _ACTED
 
     def _settle(self, until_time: int | None, settle: bool) -> None:
@@ -514,16 +683,21 @@ class SessionHost:
             for index, step in enumerate(scenario["steps"]):
                 command = next(k for k in step if k not in ("expect_error", "note"))
                 self._script.append(_ScriptStep(index, command, dict(step[command] or {}),
-                                                bool(step.get("expect_error"))))
+                                                bool(step.get("expect_error")), str(step.get("note") or "")))
             self._scenario_name = str(scenario.get("name", ""))
             self._scenario_steps = len(scenario["steps"])
+            self._scenario_done = False
+            self._last_script_step = None
             self.clock_version += 1
-            return self._drain()
+            return self._drain(patch=False)
 
     def _script_unit(self, until_time: int | None, settle: bool) -> str:
         item = self._script[0]
+        if item.record is not None:          # a command step whose call is still running
+            if not item.record.running:
+                return self._finish_command_step(item)
+            return self._plain_unit(until_time, settle)
         if item.command not in CLOCK_STEPS:
-            self._script.popleft()
             self._script_command(item)
             return _MOVED
         if not item.started and not self._start_clock_step(item):
@@ -549,13 +723,14 @@ class SessionHost:
         if until_time is not None and nxt > until_time:
             self._settle(until_time, settle)
             return _WAIT
-        self.cluster.step()
+        self._act()
         item.remaining -= 1
         return _ACTED
 
     def _start_clock_step(self, item: _ScriptStep) -> bool:
         """Fix a clock step's bounds from the current instant, as the runner does; False if it failed."""
         item.started = True
+        self.clock_version += 1
         try:
             if item.command == "run":
                 item.end_ms = self.now_ms + int(item.args["ms"])
@@ -581,15 +756,14 @@ class SessionHost:
 
     def _finish_clock_step(self, item: _ScriptStep) -> str:
         self._drop_watcher(item)
-        self._script.popleft()
+        self._pop_script(item)
         if item.expect_error:
             self._script_error(item, f"step {item.index} ({item.command}) was expected to fail but succeeded")
         return _MOVED
 
     def _fail_script_step(self, item: _ScriptStep, message: str, kafka_error: str | None) -> str:
         self._drop_watcher(item)
-        if self._script and self._script[0] is item:
-            self._script.popleft()
+        self._pop_script(item)
         if item.expect_error:
             self.notices.append({"message": f"step {item.index} ({item.command}) failed as expected: {message}",
                                  "kafka_error": kafka_error, "expected": True})
@@ -597,17 +771,38 @@ class SessionHost:
             self._script_error(item, f"step {item.index} ({item.command}) failed: {message}", kafka_error)
         return _MOVED
 
+    def _pop_script(self, item: _ScriptStep) -> None:
+        if self._script and self._script[0] is item:
+            self._script.popleft()
+            self._last_script_step = item
+            self.clock_version += 1
+
     def _script_command(self, item: _ScriptStep) -> None:
+        item.started = True
         try:
-            item.args = self._check_command(item.command, item.args)
+            args = self._check_command(item.command, item.args)
         except HostError as error:
             self._fail_script_step(item, error.message, error.kafka_error)
             return
-        record = self._apply_new(item.command, item.args, tag=item.index)
-        if record.error is not None:
-            self._fail_script_step(item, record.error, record.kafka_error)
-        elif item.expect_error:
+        record = self._apply_new(item.command, args, tag=item.index)
+        if record.running:
+            item.record = record     # the scenario waits for it, as the runner does
+            self.clock_version += 1
+            return
+        item.record = record
+        self._finish_command_step(item)
+
+    def _finish_command_step(self, item: _ScriptStep) -> str:
+        record = item.record
+        if record is not None and record.error is not None:
+            return self._fail_script_step(item, record.error, record.kafka_error)
+        self._pop_script(item)
+        if item.expect_error:
             self._script_error(item, f"step {item.index} ({item.command}) was expected to fail but succeeded")
+        return _MOVED
+
+    def _script_owns(self, record: CommandRecord) -> bool:
+        return bool(self._script) and self._script[0].record is record
 
     def _script_error(self, item: _ScriptStep, message: str, kafka_error: str | None = None) -> None:
         """The runner would stop here: say so and drop the rest of the scenario."""
@@ -623,6 +818,7 @@ class SessionHost:
             self._drop_watcher(item)
         self._script.clear()
         self._scenario_steps, self._scenario_name = 0, ""
+        self._last_script_step = None
 
     def _drop_watcher(self, item: _ScriptStep) -> None:
         if item.watcher is not None and item.watcher in self._watchers:
@@ -634,8 +830,9 @@ class SessionHost:
         return lambda: had_script and not self._script
 
     def _pause_if_script_done(self) -> None:
-        if self._scenario_steps and not self._script:
-            self._scenario_steps, self._scenario_name = 0, ""
+        """The scenario has played (its name and last step stay for the page): the clock pauses."""
+        if self._scenario_steps and not self._script and not self._scenario_done:
+            self._scenario_done = True
             self.mode = "paused"
             self.clock_version += 1
 
@@ -644,25 +841,32 @@ class SessionHost:
         """A fresh cluster of `shape` in a new run dir, with an empty log; the clock pauses."""
         with self.lock:
             shape = _checked_shape(self.limits, shape)
-            old_cluster, old_dir = self.cluster, self.run_dir
-            self.cluster = self._new_cluster(shape)  # raises HostError, keeping the old one
-            _discard(old_cluster, old_dir)
+            old = (self.cluster, self._blocking, self.run_dir)
+            self.cluster, self.tracker, self._blocking = self._new_cluster(shape)  # HostError keeps the old one
+            _discard(*old)
             self.shape = shape
             self.log, self._cursor, self._furthest = [], 0, 0
+            self._running.clear()
+            self._discarded = None
             self._drop_script()
             self.mode = "paused"
             self.clock_version += 1
             self.timeline_version += 1
             self.journal.restarted(shape)
-            return self._drain()
+            if self.history is not None:
+                self.history.cut_from(0)
+            self._forget_collected()
+            return self._drain(patch=False)
 
     def close(self) -> None:
         """Shut the cluster down and delete its run dir (the log, kept by the journal, remains)."""
         with self.lock:
-            _discard(self.cluster, self.run_dir)
+            _discard(self.cluster, self._blocking, self.run_dir)
+            if self.history is not None:
+                self.history.close()
 
     # -- internals ----------------------------------------------------------------------------
-    def _new_cluster(self, shape: Shape) -> Cluster:
+    def _new_cluster(self, shape: Shape) -> tuple[Cluster, ModelTracker, BlockingCommands]:
         os.makedirs(self.root_dir, exist_ok=True)
         run_dir = os.path.join(self.root_dir, f"run-{_next_run_number(self.root_dir)}")
         self._muted = True
@@ -676,27 +880,79 @@ class SessionHost:
         finally:
             self._muted = False
         self.run_dir, self._disk = run_dir, None
-        return cluster
+        return cluster, ModelTracker(cluster), BlockingCommands(cluster.scheduler)
 
     def _rebuild(self) -> None:
-        old_cluster, old_dir = self.cluster, self.run_dir
-        self.cluster = self._new_cluster(self.shape)
-        _discard(old_cluster, old_dir)
+        old = (self.cluster, self._blocking, self.run_dir)
+        self.cluster, self.tracker, self._blocking = self._new_cluster(self.shape)
+        _discard(*old)
+        self._running.clear()
+        for record in self.log:
+            record.running = False
         self._cursor = 0
 
     def _on_event(self, event: ev.Event) -> None:
+        tracker = getattr(self, "tracker", None)
+        if tracker is not None and event.seq >= 0:
+            tracker.on_event(event)
         if not self._muted:
-            self._collected.append(event)
+            text = event_json(event)
+            self._collected.append((event, text))
             self._collected_total += 1
+            if self.history is not None:
+                if not self._history_texts:
+                    self._history_first = event.seq
+                self._history_texts.append(text)
         for watcher in self._watchers:
             watcher(event)
 
-    def _drain(self) -> Events:
-        events = list(self._collected)
-        dropped = self._collected_total - len(events)
+    def _forget_collected(self) -> None:
         self._collected.clear()
         self._collected_total = 0
-        return Events(events, dropped, self.steps, self.now_ms)
+        self._history_texts = []
+        self.finished.clear()
+
+    def _drain(self, *, patch: bool = True) -> Events:
+        """What the call caused. `patch=False` after a rebuild or a jump: the browsers are sent the
+        whole model instead (`model_reset`)."""
+        pairs = list(self._collected)
+        dropped = self._collected_total - len(pairs)
+        self._collected.clear()
+        self._collected_total = 0
+        if self._history_texts:
+            self.history.append(self._history_first, self._history_texts)
+            self._history_texts = []
+        return Events([e for e, _ in pairs], dropped, self.steps, self.now_ms, texts=[t for _, t in pairs],
+                      patch=self.tracker.patch() if patch else None, seq=self.cluster.bus.count,
+                      model_reset=not patch)
+
+
+def _step_call(cluster: Cluster, record: CommandRecord) -> Callable[[], None]:
+    def call() -> None:
+        record.warnings = run_step(cluster, record.command, record.args, record.tag)
+    return call
+
+
+def _run_inline(call: Callable[[], None]) -> BaseException | None:
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 - kept on the record (engine bugs too: replay stays faithful)
+        return error
+    return None
+
+
+def _settle_record(record: CommandRecord, error: BaseException | None) -> None:
+    if error is None:
+        return
+    if isinstance(error, ENGINE_ERRORS):
+        record.error, record.kafka_error = _describe(error), getattr(error, "kafka_name", None)
+    else:
+        record.error = f"internal error: {_describe(error)}"
+        record.kafka_error = getattr(error, "kafka_name", None) or "UNKNOWN_SERVER_ERROR"
+
+
+def _describe_step(item: _ScriptStep) -> dict[str, Any]:
+    return {"index": item.index, "command": {item.command: item.args}}
 
 
 def shape_of_scenario(scenario: dict) -> Shape:
@@ -742,8 +998,9 @@ def _next_run_number(root_dir: str) -> int:
     return max(numbers, default=0) + 1
 
 
-def _discard(cluster: Cluster, run_dir: str) -> None:
+def _discard(cluster: Cluster, blocking: BlockingCommands, run_dir: str) -> None:
     try:
+        blocking.abandon()
         cluster.close()
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)

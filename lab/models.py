@@ -58,6 +58,7 @@ class LabCommand(models.Model):
     tag = models.IntegerField(help_text="the step number the step function was given")
     error = models.TextField(blank=True, default="", help_text="the engine's error, when the command failed")
     kafka_error = models.CharField(max_length=60, blank=True, default="")
+    first_seq = models.BigIntegerField(default=-1, help_text="the number of the first event the command caused")
 
     class Meta:
         ordering = ["session", "generation", "index"]

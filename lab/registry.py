@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import json
 import logging
 import queue
@@ -50,8 +51,12 @@ from lab.snapshot import event_json
 
 logger = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 POSITION_SAVE_INTERVAL_S = 5.0
+MAX_MESSAGE_BYTES = 900 * 1024        # Daphne (autobahn) refuses to send a message over 1 MiB
+FRAME_EVENT_BYTES = 256 * 1024        # events per frame, as JSON (the newest that fit)
+MAX_PATCH_BYTES = 512 * 1024          # one call's patch; a bigger one is sent as a whole model
+MODEL_RECORDS_BUDGET = 6000           # records in a whole model (over all replicas)
 BATCH_WAIT_S = 0.02  # the journal writer's wait for more writes before a commit
 
 
@@ -195,12 +200,25 @@ class DatabaseJournal(Journal):
             with transaction.atomic():
                 _write_batch([write])
 
+    def _row(self, record: CommandRecord) -> LabCommand:
+        return LabCommand(session_id=self.session_id, generation=self.generation, index=record.index,
+                          at_step=record.at_step, at_time_ms=record.at_time_ms, command=record.command,
+                          args=copy.deepcopy(record.args), tag=record.tag, error=record.error or "",
+                          kafka_error=record.kafka_error or "", first_seq=record.first_seq)
+
     def appended(self, record: CommandRecord, step: int, time_ms: int) -> None:
-        self._write(LabCommand(session_id=self.session_id, generation=self.generation, index=record.index,
-                               at_step=record.at_step, at_time_ms=record.at_time_ms, command=record.command,
-                               args=copy.deepcopy(record.args), tag=record.tag, error=record.error or "",
-                               kafka_error=record.kafka_error or ""))
+        self._write(self._row(record))
         self._write(_Position(self.session_id, step, time_ms))
+
+    def finished(self, record: CommandRecord) -> None:
+        generation, index = self.generation, record.index
+        error, kafka_error = record.error or "", record.kafka_error or ""
+        self._write(lambda: LabCommand.objects.filter(session_id=self.session_id, generation=generation,
+                                                      index=index).update(error=error, kafka_error=kafka_error))
+
+    def restored(self, records: list[CommandRecord]) -> None:
+        for record in records:
+            self._write(self._row(record))
 
     def cut(self, from_index: int) -> None:
         generation = self.generation
@@ -245,11 +263,12 @@ def build_host(session_id: uuid.UUID, *, limits: Limits | None = None,
         writer.flush()  # an earlier host of this session may still have writes on the way
     session = LabSession.objects.get(pk=session_id)
     records = [CommandRecord(c.index, c.at_step, c.at_time_ms, c.command, c.args, c.tag,
-                             c.error or None, c.kafka_error or None)
+                             c.error or None, c.kafka_error or None, c.first_seq)
                for c in session.commands.filter(generation=session.generation).order_by("index")]
     position = (session.position_step, session.position_time_ms) if session.position_step else None
     root = session_dir(session_id)
-    shutil.rmtree(root, ignore_errors=True)  # run dirs left by an earlier process: this host replays anew
+    for leftover in root.glob("run-*") if root.exists() else []:
+        shutil.rmtree(leftover, ignore_errors=True)  # left by an earlier process: this host replays anew
     host = SessionHost(str(root), shape_of(session), limits=limits or Limits.from_settings(),
                        journal=DatabaseJournal(session_id, session.generation, writer), log=records, position=position,
                        max_events_per_call=settings.KAFKA_LAB_MAX_EVENTS_PER_FRAME)
@@ -260,22 +279,25 @@ def build_host(session_id: uuid.UUID, *, limits: Limits | None = None,
 @dataclass
 class Outcome:
     """What a host call left for the tabs, gathered in the worker thread under the host's lock:
-    its events already as JSON texts (made there, off the event loop), and what else changed."""
+    its events and model patch already as JSON texts (made there, off the event loop), and what
+    else changed."""
     result: Events
     texts: list[str] = field(default_factory=list)
+    patch: str | None = None        # the model patch, as JSON
     error: HostError | None = None
     notices: list[dict[str, Any]] = field(default_factory=list)
+    finished: list[dict[str, Any]] = field(default_factory=list)   # running commands that ended
     timeline: dict[str, Any] | None = None
     clock: dict[str, Any] | None = None
-    state: str | None = None        # a `state` message taken right after this call, when one was wanted
-    state_for_all: bool = False     # ...for every tab (else only for the caller)
-    hello: str | None = None        # a `hello` message, when asked for
+    model: str | None = None        # a whole model (JSON), taken right after this call, when one was wanted
+    model_for_all: bool = False     # ...as a `state` for every tab (else for the caller: a hello or a resync)
     mode: str = "paused"
     position: tuple[int, int] = (0, 0)
+    seq: int = 0
 
 
 def _nothing() -> None:
-    """A host call that does nothing (to take a state or a hello between two calls)."""
+    """A host call that does nothing (to take a model between two calls)."""
 
 
 class Tab(Protocol):
@@ -289,6 +311,17 @@ class Tab(Protocol):
 
 
 class LiveSession:
+    """One lab session served by this process: its host, its tabs and the stream they are sent.
+
+    The stream (docs/lab-protocol.md): every message that changes the model — an `events` frame,
+    which carries the model patches of the host calls it covers, or a `state` after a rewind —
+    has the next `frame` number, so a tab that misses one knows it and asks for a `state`. Events
+    wait in `_pending` until a frame is due (at most one per frame interval); any other message
+    first seals them into a frame, so that `_outbox` keeps the engine's order. No message goes
+    over MAX_MESSAGE_BYTES (Daphne refuses to send more than 1 MiB): a frame keeps at most
+    FRAME_EVENT_BYTES of events (the newest; the rest are counted in `coalesced` — the model is
+    exact all the same), and patches that do not fit go in frames of their own."""
+
     def __init__(self, session_id: uuid.UUID, host: SessionHost, info: dict[str, Any]) -> None:
         self.session_id = session_id
         self.host = host
@@ -301,82 +334,93 @@ class LiveSession:
         self.frame_interval = settings.KAFKA_LAB_FRAME_INTERVAL_MS / 1000
         self.last_tick = 0.0                 # when the live clock last ticked it (monotonic)
         self._state_interval = settings.KAFKA_LAB_STATE_INTERVAL_MS / 1000
-        # Outgoing: events wait in `_pending` (the newest only) until the next frame is due; any
-        # other message first seals them into a frame, so that `_outbox` keeps the engine's order.
         self._pending: deque[str] = deque(maxlen=settings.KAFKA_LAB_MAX_EVENTS_PER_FRAME)
         self._pending_total = 0
+        self._pending_patches: list[str] = []
         self._outbox: deque[tuple[str, frozenset[Tab] | None]] = deque()  # (text, to whom: None = every tab)
         self._timeline: dict[str, Any] | None = None
         self._position = host.position()
+        self._seq = 0
+        self._sent_position: tuple[int, int] | None = self._position
+        self.frame = 0                       # the number of the last model-changing message sealed
         self._timeline_version = host.timeline_version
         self._clock_version = host.clock_version
-        self._last_frame = self._last_state = self._last_timeline = 0.0
-        self._state_owed = False             # a frame left events out: a `state` must follow
+        self._last_frame = self._last_timeline = 0.0
         self._follow_up: asyncio.TimerHandle | None = None
         self._wake: asyncio.Event | None = None
         self._pump_task: asyncio.Task | None = None
         self._last_saved = time.monotonic()
 
     # -- calls --------------------------------------------------------------------------------
-    async def call(self, fn: Callable[..., Events | None], *args: Any, state: str | None = None,
-                   hello: bool = False) -> Outcome:
+    async def call(self, fn: Callable[..., Events | None], *args: Any, model: str | None = None) -> Outcome:
         """Run `fn(*args)` (a host method) in a worker thread under this session's lock and send
-        what it caused: events (coalesced), a changed timeline or clock, scenario notices. With
-        `state` ("all" or "caller") the outcome holds a `state` message taken after the call, sent
-        to every tab or left to the caller; with `hello` a `hello` message for the caller.
+        what it caused: events and patches (in frames), a changed timeline or clock, notices.
+        With `model` ("all" or "caller") the outcome holds the whole model taken after the call:
+        sent as a `state` to every tab ("all"), or left to the caller (a hello, a resync).
         Raises HostError after sending the events of a failed command."""
         async with self.lock:
             if self.closed:
                 raise HostError("This lab session is no longer open here", None)
-            outcome = await asyncio.to_thread(self._run, fn, args, state, hello)
-        self.publish(outcome)
+            outcome = await asyncio.to_thread(self._run, fn, args, model)
+            self.publish(outcome)
         live_clock.poke(self)  # it caught the clock up; something may be due sooner now
         if outcome.error is not None:
             raise outcome.error
         return outcome
 
-    def _run(self, fn: Callable[..., Events | None], args: tuple, state: str | None, hello: bool) -> Outcome:
+    def _run(self, fn: Callable[..., Events | None], args: tuple, model: str | None) -> Outcome:
         host = self.host
         with host.lock:
             try:
                 outcome = Outcome(fn(*args) or Events([]))
             except HostError as error:
                 outcome = Outcome(error.events, error=error)
-            outcome.texts = [event_json(e) for e in outcome.result.events]
+            result = outcome.result
+            outcome.texts = result.texts
             outcome.notices = host.take_notices()
-            outcome.mode, outcome.position = host.mode, host.position()
+            outcome.finished = [{"index": r.index, "command": r.command, "error": r.error,
+                                 "kafka_error": r.kafka_error, "warnings": r.warnings} for r in host.finished]
+            host.finished.clear()
+            outcome.mode, outcome.position, outcome.seq = host.mode, host.position(), result.seq
             now = time.monotonic()
             if host.timeline_version != self._timeline_version and (
-                    hello or now - self._last_timeline >= self._state_interval):
+                    model or now - self._last_timeline >= self._state_interval):
                 self._timeline_version, self._last_timeline = host.timeline_version, now
                 outcome.timeline = host.timeline()
             if host.clock_version != self._clock_version:
                 self._clock_version = host.clock_version
                 outcome.clock = host.clock()
-            state_due = self._state_owed and now - self._last_state >= self._state_interval
-            if state or state_due:
-                outcome.state_for_all = state == "all" or state_due
-                outcome.state = json.dumps(message("state", state=host.snapshot(), step=outcome.position[0],
-                                                   time_ms=outcome.position[1]))
-            if hello:
-                self.info = {**self.info, **_shape_info(host)}
-                outcome.hello = json.dumps(message("hello", session=self.info, state=host.snapshot(),
-                                                   timeline=host.timeline(), clock=host.clock()))
+            if result.patch is not None:
+                outcome.patch = json.dumps(result.patch)
+                if len(outcome.patch) > MAX_PATCH_BYTES:   # too big for one message: send the model anew
+                    outcome.patch, model = None, model or "all"
+            if outcome.error is None and (model in ("all", "caller") or (model is None and result.model_reset)):
+                for_all = model != "caller"
+                outcome.model = json.dumps(host.model(records_budget=MODEL_RECORDS_BUDGET, baseline=for_all))
+                outcome.model_for_all = for_all
+                if for_all:
+                    outcome.patch = None   # the model supersedes it
         return outcome
 
     def publish(self, outcome: Outcome) -> None:
         """Queue what a call caused, in order (no await: nothing can come in between)."""
-        self.mode, self._position = outcome.mode, outcome.position
+        self.mode, self._position, self._seq = outcome.mode, outcome.position, outcome.seq
         if outcome.texts or outcome.result.dropped:
             self._pending.extend(outcome.texts)
             self._pending_total += len(outcome.texts) + outcome.result.dropped
+        if outcome.patch is not None:
+            self._pending_patches.append(outcome.patch)
         if outcome.timeline is not None:
             self._timeline = outcome.timeline
-        if outcome.state is not None and outcome.state_for_all:
-            self._post(outcome.state)
-            self._state_owed, self._last_state = False, time.monotonic()
+        if outcome.model is not None and outcome.model_for_all:
+            self._seal()
+            self.frame += 1
+            self._outbox.append((state_frame(outcome.model, self.frame, *self._position, self._seq), None))
+            self._sent_position = self._position
         if outcome.clock is not None:
             self._post(json.dumps(message("clock", **outcome.clock)))
+        for done in outcome.finished:
+            self._post(json.dumps(message("command_done", **done)))
         for notice in outcome.notices:
             self._post(json.dumps(message("error", message=notice["message"], kafka_error=notice["kafka_error"])))
         self._wake_pump()
@@ -385,22 +429,40 @@ class LiveSession:
 
     # -- the protocol's operations ---------------------------------------------------------------
     async def join(self, tab: Tab) -> None:
-        """A new tab: `hello` first (the session, its state, timeline and clock), then every frame
-        after that state — none from before it."""
-        outcome = await self.call(_nothing, hello=True)
-        self._seal()
-        everyone = frozenset(self.sockets)
-        self._outbox = deque((text, everyone if to is None else to) for text, to in self._outbox)
-        self.sockets.add(tab)
-        self.idle_since = None
-        await tab.deliver(outcome.hello)  # no await before it: nothing can overtake it
+        """A new tab: `hello` first (the session, its model, timeline and clock), then every frame
+        after that model — none from before it."""
+        async with self.lock:
+            if self.closed:
+                raise HostError("This lab session is no longer open here", None)
+            self._seal()   # what is sealed now goes to the tabs already here; the hello's model includes it
+            hello = await asyncio.to_thread(self._hello, False)
+            everyone = frozenset(self.sockets)
+            self._outbox = deque((text, everyone if to is None else to) for text, to in self._outbox)
+            self.sockets.add(tab)
+            self.idle_since = None
+        # No await between adding the tab and this send: no frame can reach it before its hello.
+        # Frames sealed later may repeat changes the hello shows already (harmless: lab.model).
+        await tab.deliver(hello)
 
-    async def command(self, command: str, args: dict) -> Outcome:
-        return await self.call(self.host.apply, command, args)
+    def _hello(self, baseline: bool) -> str:
+        """A `hello` at the current frame (taken in a worker thread, under the session's lock)."""
+        host = self.host
+        with host.lock:
+            self.info = {**self.info, **_shape_info(host)}
+            history = host.history
+            model = json.dumps(host.model(records_budget=MODEL_RECORDS_BUDGET, baseline=baseline))
+            return hello_frame(self.info, model, self.frame, host.timeline(), host.clock(),
+                               history.bounds() if history is not None else None)
 
-    async def rewind(self, to_step: int) -> None:
+    async def command(self, command: str, args: dict, *, discard_future: bool = False) -> Outcome:
+        return await self.call(functools.partial(self.host.apply, discard_future=discard_future), command, args)
+
+    async def rewind(self, to_step: int, after_seq: int | None = None) -> None:
         """Rewind; a `state` follows (the replay's events are not sent)."""
-        await self.call(self.host.rewind, to_step, state="all")
+        await self.call(self.host.rewind, to_step, after_seq, model="all")
+
+    async def undo_discard(self) -> None:
+        await self.call(self.host.undo_discard, model="all")
 
     async def reset(self, shape: Shape) -> None:
         await self._restart(self.host.reset, shape)
@@ -409,16 +471,42 @@ class LiveSession:
         await self._restart(self.host.load_scenario, scenario)
 
     async def _restart(self, fn: Callable[..., Events], arg: Any) -> None:
-        outcome = await self.call(fn, arg, hello=True)
-        self._pending.clear()
-        self._pending_total = 0
-        self._post(outcome.hello)
-        self._wake_pump()
+        """A new line of time: every tab gets a new `hello` (the session's shape changed too)."""
+        async with self.lock:
+            if self.closed:
+                raise HostError("This lab session is no longer open here", None)
+            self._seal()
+            outcome = await asyncio.to_thread(self._run, fn, (arg,), "hello")
+            if outcome.error is not None:
+                self.publish(outcome)
+                raise outcome.error
+            self._pending.clear()
+            self._pending_total = 0
+            self._pending_patches.clear()
+            self.mode, self._position, self._seq = outcome.mode, outcome.position, outcome.seq
+            self.frame += 1
+            hello = await asyncio.to_thread(self._hello, True)
+            self._outbox.append((hello, None))
+            self._sent_position = self._position
+            self._wake_pump()
+        live_clock.poke(self)
 
     async def state_text(self) -> str:
-        """A `state` message, as JSON text (for one tab that asked)."""
-        outcome = await self.call(_nothing, state="caller")
-        return outcome.state
+        """A `state` message for one tab that asked (it resynchronises to the current frame)."""
+        outcome = await self.call(_nothing, model="caller")
+        return state_frame(outcome.model, self.frame, *outcome.position, outcome.seq)
+
+    async def history_page(self, before_seq: int | None, limit: int, internal: bool, network: bool,
+                           kinds: list[str] | None) -> dict[str, Any]:
+        """Older events, from the session's history on disk (a reload's event log)."""
+        def page() -> dict[str, Any]:
+            with self.host.lock:
+                history = self.host.history
+                if history is None:
+                    return {"events": [], "more": False, "first_seq": 0, "next_seq": 0}
+                return history.page(before_seq, limit, internal=internal, network=network, kinds=kinds)
+        async with self.lock:
+            return await asyncio.to_thread(page)
 
     async def save_position(self) -> None:
         self._save_position()
@@ -439,7 +527,7 @@ class LiveSession:
 
     def tick_in_thread(self, work_ms: float) -> Outcome:
         """A live tick, run by the live clock in its worker thread while it holds `lock`."""
-        return self._run(self.host.tick, (None, work_ms), None, False)
+        return self._run(self.host.tick, (None, work_ms), None)
 
     def save_position_if_due(self) -> None:
         if time.monotonic() - self._last_saved > POSITION_SAVE_INTERVAL_S:
@@ -462,14 +550,31 @@ class LiveSession:
         self._outbox.append((text, None))
 
     def _seal(self) -> None:
-        """Turn the waiting events into an `events` frame (and the timeline after it, if it changed)."""
-        if self._pending or self._pending_total:
-            coalesced = self._pending_total - len(self._pending)
-            self._outbox.append((events_frame(list(self._pending), coalesced, *self._position), None))
+        """Turn what waits — events, patches, a moved clock — into `events` frames (and the
+        timeline after them, if it changed). Patches never wait for a frame's event budget: those
+        that do not fit with the events go first, in frames of their own."""
+        if self._pending or self._pending_total or self._pending_patches or self._position != self._sent_position:
+            texts = list(self._pending)
+            kept, size = [], 0
+            for text in reversed(texts):   # the newest events that fit
+                if size + len(text) + 2 > FRAME_EVENT_BYTES:
+                    break
+                kept.append(text)
+                size += len(text) + 2
+            kept.reverse()
+            coalesced = self._pending_total - len(kept)
+            groups = _patch_groups(self._pending_patches, MAX_MESSAGE_BYTES - FRAME_EVENT_BYTES - 4096)
+            for patches in groups[:-1]:
+                self.frame += 1
+                self._outbox.append((events_frame([], 0, *self._position, self._seq, self.frame, patches), None))
+            self.frame += 1
+            self._outbox.append((events_frame(kept, coalesced, *self._position, self._seq, self.frame, groups[-1]),
+                                 None))
             self._pending.clear()
             self._pending_total = 0
+            self._pending_patches = []
+            self._sent_position = self._position
             self._last_frame = time.monotonic()
-            self._state_owed = self._state_owed or coalesced > 0
         if self._timeline is not None:
             self._outbox.append((json.dumps(message("timeline", **self._timeline)), None))
             self._timeline = None
@@ -481,13 +586,12 @@ class LiveSession:
         self._wake.set()
 
     async def _pump(self) -> None:
-        """Send what is queued: at most one events frame per frame interval; a `state` after a
-        frame that left events out, at most one per state interval."""
+        """Send what is queued: at most one events frame per frame interval."""
         while not self.closed:
             await self._wake.wait()
             self._wake.clear()
             due = self._last_frame + self.frame_interval - time.monotonic()
-            if (self._pending or self._pending_total) and due > 0:
+            if (self._pending or self._pending_total or self._pending_patches) and due > 0:
                 await asyncio.sleep(due)
             self._seal()
             while self._outbox:
@@ -495,16 +599,11 @@ class LiveSession:
             self._plan_follow_up()
 
     def _plan_follow_up(self) -> None:
-        """A `state` owed, or a timeline changed since the last one sent: both go out at most once
-        per KAFKA_LAB_STATE_INTERVAL_MS, taken by the next host call — make sure one comes then."""
-        wants = []
-        if self._state_owed:
-            wants.append(self._last_state + self._state_interval)
-        if self.host.timeline_version != self._timeline_version:
-            wants.append(self._last_timeline + self._state_interval)
-        if not wants or self._follow_up is not None:
+        """A timeline changed since the last one sent goes out at most once per
+        KAFKA_LAB_STATE_INTERVAL_MS, taken by the next host call — make sure one comes then."""
+        if self.host.timeline_version == self._timeline_version or self._follow_up is not None:
             return
-        delay = max(min(wants) - time.monotonic(), self.frame_interval)
+        delay = max(self._last_timeline + self._state_interval - time.monotonic(), self.frame_interval)
         self._follow_up = asyncio.get_running_loop().call_later(delay, self._follow_up_now)
 
     def _follow_up_now(self) -> None:
@@ -545,16 +644,43 @@ def _shape_info(host: SessionHost) -> dict[str, Any]:
             "config": dict(shape.config), "generation": getattr(host.journal, "generation", 1)}
 
 
-def events_frame(texts: list[str], coalesced: int, step: int, time_ms: int) -> str:
-    """An `events` message from events already in JSON (joining them is all the event loop does)."""
-    return (f'{{"v": {PROTOCOL_VERSION}, "type": "events", "events": [{", ".join(texts)}], '
-            f'"step": {step}, "time_ms": {time_ms}, "coalesced": {coalesced}}}')
+def _patch_groups(patches: list[str], budget: int) -> list[list[str]]:
+    """Split patches (JSON texts, in order) into groups of at most `budget` bytes each; the last
+    group is the one the events frame itself carries (returned separately by the caller)."""
+    groups: list[list[str]] = [[]]
+    size = 0
+    for patch in patches:
+        if groups[-1] and size + len(patch) > budget:
+            groups.append([])
+            size = 0
+        groups[-1].append(patch)
+        size += len(patch) + 1
+    return groups
 
 
-def ack_frame(request_id: Any, texts: list[str], coalesced: int) -> str:
-    """An `ack` message, its events already in JSON."""
-    return (f'{{"v": {PROTOCOL_VERSION}, "type": "ack", "id": {json.dumps(request_id)}, '
-            f'"events": [{", ".join(texts)}], "coalesced": {coalesced}}}')
+def events_frame(texts: list[str], coalesced: int, step: int, time_ms: int, seq: int, frame: int,
+                 patches: list[str]) -> str:
+    """An `events` message from events and patches already in JSON (joining them is all the
+    event loop does)."""
+    return (f'{{"v": {PROTOCOL_VERSION}, "type": "events", "frame": {frame}, "step": {step}, "time_ms": {time_ms}, '
+            f'"seq": {seq}, "coalesced": {coalesced}, "patches": [{", ".join(patches)}], '
+            f'"events": [{", ".join(texts)}]}}')
+
+
+def state_frame(model: str, frame: int, step: int, time_ms: int, seq: int) -> str:
+    return (f'{{"v": {PROTOCOL_VERSION}, "type": "state", "frame": {frame}, "step": {step}, "time_ms": {time_ms}, '
+            f'"seq": {seq}, "model": {model}}}')
+
+
+def hello_frame(session: dict, model: str, frame: int, timeline: dict, clock: dict, history: dict | None) -> str:
+    rest = json.dumps({"session": session, "timeline": timeline, "clock": clock, "history": history})
+    return f'{{"v": {PROTOCOL_VERSION}, "type": "hello", "frame": {frame}, "model": {model}, {rest[1:]}'
+
+
+def ack_frame(request_id: Any, record: dict | None, warnings: list[str]) -> str:
+    """An `ack` message: the command's place in the log (`index`, `first_seq`), whether its call is
+    still running, and what Kafka accepted but the learner may not have meant (`warnings`)."""
+    return json.dumps(message("ack", id=request_id, command=record, warnings=list(warnings)))
 
 
 def get_host(session_id: uuid.UUID) -> SessionHost | None:

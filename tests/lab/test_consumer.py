@@ -71,7 +71,7 @@ async def opened(session_id: uuid.UUID, session_key: str) -> tuple[WebsocketComm
 
 
 async def send(socket: WebsocketCommunicator, **fields: Any) -> None:
-    await socket.send_json_to({"v": 1, **fields})
+    await socket.send_json_to({"v": 2, **fields})
 
 
 async def until(socket: WebsocketCommunicator, kind: str, *, limit: int = 500) -> tuple[dict, list[dict]]:
@@ -112,14 +112,15 @@ def test_it_says_hello_with_the_session_its_state_timeline_and_clock() -> None:
 
     hello = run_async(scenario)
 
-    assert hello["v"] == 1 and hello["type"] == "hello"
+    assert hello["v"] == 2 and hello["type"] == "hello" and hello["frame"] == 0
     assert hello["session"]["id"] == str(session.id)
     assert {k: hello["session"][k] for k in ("name", "brokers", "seed", "truncation")} == {
         "name": "test lab", "brokers": 3, "seed": 3, "truncation": "high-watermark"}
-    assert [b["id"] for b in hello["state"]["brokers"]] == [1, 2, 3]
-    assert hello["state"]["step"] == hello["timeline"]["steps"] > 0
-    assert hello["timeline"]["marks"] == []
-    assert hello["clock"] == {"mode": "paused", "speed": 1.0, "scenario": None}
+    assert [b["id"] for b in hello["model"]["brokers"]] == [1, 2, 3]
+    assert hello["model"]["step"] == hello["timeline"]["steps"] > 0
+    assert hello["timeline"]["marks"] == [] and hello["timeline"]["future"] == 0
+    assert hello["clock"] == {"mode": "paused", "speed": 1.0, "scenario": None, "running": []}
+    assert hello["history"]["next_seq"] == hello["model"]["seq"]
 
 
 def test_a_command_is_acked_with_its_events_and_every_tab_sees_them() -> None:
@@ -142,11 +143,12 @@ def test_a_command_is_acked_with_its_events_and_every_tab_sees_them() -> None:
 
     ack, events, timeline, stepped = run_async(scenario)
 
-    assert ack["id"] == 7 and ack["coalesced"] == 0
-    kinds = [e["kind"] for e in ack["events"]]
+    assert ack["id"] == 7 and ack["command"]["index"] == 0 and not ack["command"].get("running")
+    kinds = [e["kind"] for e in events["events"]]
     assert "topic_created" in kinds and "leader_elected" in kinds
-    assert [e["seq"] for e in events["events"]] == [e["seq"] for e in ack["events"]]
-    assert events["coalesced"] == 0 and events["step"] > 0
+    assert events["events"][0]["seq"] == ack["command"]["first_seq"]
+    assert events["coalesced"] == 0 and events["step"] > 0 and events["frame"] == 1
+    assert events["patches"] and "t-0" in events["patches"][-1]["partitions"]
     assert [m["command"] for m in timeline["marks"]] == [
         {"create_topic": {"topic": "t", "partitions": 1, "replication_factor": 3}}]
     assert stepped["events"][-1]["kind"] == "checkpoint_written"
@@ -168,9 +170,9 @@ def test_a_failing_command_answers_an_error_and_the_session_goes_on() -> None:
 
     error, ack = run_async(scenario)
 
-    assert error == {"v": 1, "type": "error", "id": "a", "message": "There is no broker 5 (brokers: [1, 2, 3])",
+    assert error == {"v": 2, "type": "error", "id": "a", "message": "There is no broker 5 (brokers: [1, 2, 3])",
                      "kafka_error": "BROKER_NOT_AVAILABLE"}
-    assert ack["id"] == "b" and ack["events"][0]["kind"] == "broker_crashed"
+    assert ack["id"] == "b" and ack["command"]["command"] == {"kill_broker": {"broker": 2}}
 
 
 def test_bad_frames_get_errors_and_the_socket_stays_usable() -> None:
@@ -180,15 +182,19 @@ def test_bad_frames_get_errors_and_the_socket_stays_usable() -> None:
         "this is not json",
         json.dumps([1, 2, 3]),
         json.dumps({"type": "snapshot"}),
-        json.dumps({"v": 2, "type": "snapshot"}),
-        json.dumps({"v": 1, "type": "teleport"}),
-        json.dumps({"v": 1, "type": "clock", "action": "fast-forward"}),
-        json.dumps({"v": 1, "type": "clock", "action": "rewind", "to": "yesterday"}),
-        json.dumps({"v": 1, "type": "clock", "action": "speed", "speed": 50}),
-        json.dumps({"v": 1, "type": "command", "id": 1, "args": {}}),
-        json.dumps({"v": 1, "type": "command", "id": 2, "command": "run", "args": {"ms": 5}}),
-        json.dumps({"v": 1, "type": "load_scenario", "scenario": "/etc/passwd"}),
-        json.dumps({"v": 1, "type": "command", "id": 3, "command": "produce", "args": {"value": "x" * 70_000}}),
+        json.dumps({"v": 1, "type": "snapshot"}),
+        json.dumps({"v": 2, "type": "teleport"}),
+        json.dumps({"v": 2, "type": "clock", "action": "fast-forward"}),
+        json.dumps({"v": 2, "type": "clock", "action": "rewind", "to": "yesterday"}),
+        json.dumps({"v": 2, "type": "clock", "action": "speed", "speed": 50}),
+        json.dumps({"v": 2, "type": "command", "id": 1, "args": {}}),
+        json.dumps({"v": 2, "type": "command", "id": 2, "command": "run", "args": {"ms": 5}}),
+        json.dumps({"v": 2, "type": "load_scenario", "scenario": "/etc/passwd"}),
+        json.dumps({"v": 2, "type": "command", "id": 3, "command": "produce", "args": {"value": "x" * 70_000}}),
+        '{"v": 2, "type": "command", "id": 4, "command": "kill_broker", "args": {"broker": NaN}}',
+        json.dumps({"v": 2, "type": "clock", "action": "rewind", "to": 10**15}),
+        json.dumps({"v": 2, "type": "history", "limit": 0}),
+        json.dumps({"v": 2, "type": "undo"}),
     ]
 
     async def scenario() -> tuple[list[dict], dict, dict]:
@@ -210,7 +216,7 @@ def test_bad_frames_get_errors_and_the_socket_stays_usable() -> None:
     messages = [e["message"] for e in errors]
     assert messages[0].startswith("Not valid JSON")
     assert "JSON object" in messages[1]
-    assert "Unsupported protocol version None" in messages[2] and "version 2" in messages[3]
+    assert "Unsupported protocol version None" in messages[2] and "version 1" in messages[3]
     assert messages[4].startswith("Unknown message type 'teleport'")
     assert messages[5].startswith("Unknown clock action 'fast-forward'")
     assert "'to' must be a number" in messages[6]
@@ -219,8 +225,12 @@ def test_bad_frames_get_errors_and_the_socket_stays_usable() -> None:
     assert "moves time" in messages[9] and errors[9]["id"] == 2
     assert "No built-in scenario '/etc/passwd'" in messages[10]
     assert messages[11] == "A message may be at most 64 KiB"
+    assert "NaN is not a number JSON allows" in messages[12]
+    assert "beyond this line of time" in messages[13]
+    assert "'limit' must be a whole number from 1" in messages[14]
+    assert "nothing to undo" in messages[15]
     assert binary["message"] == "Send JSON text frames, not binary ones"
-    assert state["type"] == "state" and state["state"]["brokers"]
+    assert state["type"] == "state" and state["model"]["brokers"] and state["frame"] == 0
 
 
 def test_it_refuses_a_session_the_visitor_does_not_own() -> None:
@@ -243,37 +253,42 @@ def test_it_refuses_a_session_the_visitor_does_not_own() -> None:
     assert len(registry) == 0
 
 
-def test_many_events_come_in_bounded_frames_followed_by_a_state(settings: Settings) -> None:
+def test_frames_are_numbered_bounded_and_always_carry_the_model(settings: Settings) -> None:
+    """However many events, every frame is under the size Daphne will send, the frames are numbered
+    without a gap, and their patches keep the model exact (events only animate)."""
     settings.KAFKA_LAB_MAX_EVENTS_PER_FRAME = 20
-    settings.KAFKA_LAB_STATE_INTERVAL_MS = 0
     key = visitor()
     session = lab_session(key)
 
-    async def scenario() -> tuple[dict, list[dict]]:
-        socket, _ = await opened(session.id, key)
+    async def scenario() -> tuple[dict, list[dict], list[int]]:
+        socket, hello = await opened(session.id, key)
         await send(socket, type="command", id=1, command="create_topic",
                    args={"topic": "t", "partitions": 4, "replication_factor": 3})
-        ack, _ = await until(socket, "ack")
+        await until(socket, "ack")
         await send(socket, type="command", id=2, command="produce",
                    args={"topic": "t", "values": [f"v{i}" for i in range(40)]})
-        await send(socket, type="clock", action="step_until", kind="checkpoint_written")
         await send(socket, type="clock", action="play", speed=10)
         await asyncio.sleep(1.0)
         await send(socket, type="clock", action="pause")
-        messages = await drain(socket)
+        received = []
+        while not await socket.receive_nothing(timeout=0.3):
+            received.append(await socket.receive_output(timeout=WAIT_S))
         await socket.disconnect()
-        return ack, messages
+        sizes = [len(m["text"]) for m in received if "text" in m]
+        return hello, [json.loads(m["text"]) for m in received if "text" in m], sizes
 
-    ack, messages = run_async(scenario)
+    hello, messages, sizes = run_async(scenario)
 
-    assert len(ack["events"]) == 20 and ack["coalesced"] > 0
-    frames = [m for m in messages if m["type"] == "events"]
-    assert frames and all(len(f["events"]) <= 20 for f in frames)
-    assert len(frames) <= 2 + 1.5 * 20  # about 20 a second, plus the frames of the commands
-    coalesced_at = next(i for i, m in enumerate(messages) if m["type"] == "events" and m["coalesced"] > 0)
-    assert any(m["type"] == "state" for m in messages[coalesced_at + 1:])
-    seqs = [e["seq"] for f in frames for e in f["events"]]
+    frames = [m for m in messages if m["type"] in ("events", "state")]
+    assert [f["frame"] for f in frames] == list(range(hello["frame"] + 1, hello["frame"] + 1 + len(frames)))
+    assert all(len(f["events"]) <= 20 for f in frames if f["type"] == "events")
+    assert any(f["coalesced"] > 0 for f in frames if f["type"] == "events")
+    assert max(sizes) < 1024 * 1024
+    assert len(frames) <= 4 + 1.5 * 20  # about 20 a second, plus the frames of the commands
+    seqs = [e["seq"] for f in frames if f["type"] == "events" for e in f["events"]]
     assert seqs == sorted(seqs)  # newest kept, in order
+    last = frames[-1]
+    assert last["step"] == max(f["step"] for f in frames)
 
 
 def test_the_clock_plays_pauses_and_rewinds_for_every_tab() -> None:
@@ -282,7 +297,7 @@ def test_the_clock_plays_pauses_and_rewinds_for_every_tab() -> None:
 
     async def scenario() -> tuple[list[dict], dict, dict]:
         socket, hello = await opened(session.id, key)
-        start = hello["state"]["step"]
+        start = hello["model"]["step"]
         await send(socket, type="clock", action="play", speed=10)
         playing, _ = await until(socket, "clock")
         await asyncio.sleep(0.8)
@@ -299,7 +314,7 @@ def test_the_clock_plays_pauses_and_rewinds_for_every_tab() -> None:
 
     assert [(c["mode"], c["speed"]) for c in clocks] == [("live", 10.0), ("paused", 10.0)]
     assert 5000 < after_play["time_ms"] < 20000  # about 0.8 s × 10 of virtual time: timers have fired
-    assert state["step"] == state["state"]["step"] < after_play["step"]
+    assert state["step"] == state["model"]["step"] < after_play["step"]
     assert LabSession.objects.get().position_step == state["step"]  # saved when the last tab left
 
 
@@ -321,9 +336,13 @@ def test_a_built_in_scenario_loads_and_steps_through() -> None:
     hello, seen = run_async(scenario)
 
     assert hello["session"]["truncation"] == "high-watermark" and hello["session"]["generation"] == 2
-    assert hello["clock"]["scenario"] == {"name": "hw-truncation-story", "steps": 18, "next_step": 0}
+    scenario = hello["clock"]["scenario"]
+    assert (scenario["name"], scenario["steps"], scenario["next_step"], scenario["done"]) == \
+        ("hw-truncation-story", 18, 0, False)
     assert [m for m in seen if m["type"] == "error"] == []
-    assert [m["mode"] for m in seen if m["type"] == "clock"][-1] == "paused"
+    clocks = [m for m in seen if m["type"] == "clock"]
+    assert clocks[-1]["mode"] == "paused" and clocks[-1]["scenario"]["done"]
+    assert clocks[-1]["scenario"]["last_note"]  # the story's last note, for the page to show
     assert LabCommand.objects.filter(generation=2).count() == 11  # the scenario's 11 commands, logged
     session.refresh_from_db()
     assert session.history[0]["truncation"] == "leader-epoch"
@@ -347,7 +366,7 @@ def test_reset_over_the_socket_says_hello_again() -> None:
     hello, error = run_async(scenario)
 
     assert hello["session"]["brokers"] == 5 and hello["session"]["seed"] == 9
-    assert len(hello["state"]["brokers"]) == 5 and hello["state"]["topics"] == []
+    assert len(hello["model"]["brokers"]) == 5 and hello["model"]["topics"] == []
     assert error["message"] == "A lab session has 1 to 9 brokers, not 10"
 
 
@@ -365,6 +384,7 @@ def test_a_session_reopened_after_its_host_was_dropped_resumes_where_it_was() ->
         await send(first, type="snapshot")
         before, _ = await until(first, "state")
         await first.disconnect()            # the last tab: the host is dropped (TTL 0 here)
+        await asyncio.sleep(0.05)
         assert registry.get(session.id) is None
         second, hello = await opened(session.id, key)
         await second.disconnect()
@@ -372,7 +392,7 @@ def test_a_session_reopened_after_its_host_was_dropped_resumes_where_it_was() ->
 
     before, hello = run_async(scenario)
 
-    assert hello["state"] == before["state"]
+    assert hello["model"] == before["model"]
     assert [m["command"] for m in hello["timeline"]["marks"]] == [
         {"create_topic": {"topic": "t", "partitions": 2, "replication_factor": 3}},
         {"produce": {"topic": "t", "values": ["a", "b"]}}]
@@ -420,6 +440,6 @@ def test_a_reset_from_the_sessions_page_says_hello_to_open_tabs() -> None:
 
     assert status == 302
     assert hello["session"]["brokers"] == 4 and hello["session"]["generation"] == 2
-    assert len(hello["state"]["brokers"]) == 4
+    assert len(hello["model"]["brokers"]) == 4
     session.refresh_from_db()
     assert (session.generation, session.brokers) == (2, 4)

@@ -151,7 +151,7 @@ def test_rewind_returns_to_the_exact_state_of_that_step(tmp_path: Path) -> None:
 
     assert host.snapshot() == mid_state
     assert host.run_dir != old_run_dir and not os.path.exists(old_run_dir)
-    assert os.listdir(tmp_path / "a") == [os.path.basename(host.run_dir)]
+    assert sorted(os.listdir(tmp_path / "a")) == sorted([os.path.basename(host.run_dir), "history"])
     host.rewind(host.timeline()["marks"][-1]["step"])  # a mark: the state just after its command
     assert host.snapshot() == after_kill and host.steps == kill.step
 
@@ -186,7 +186,10 @@ def test_rewind_keeps_the_future_until_a_new_command_cuts_it(tmp_path: Path) -> 
     assert host.snapshot() == end_state
 
     host.rewind(host.timeline()["marks"][1]["step"])
-    host.apply("produce", {"topic": "t", "value": "another future"})
+    with pytest.raises(HostError) as refused:
+        host.apply("produce", {"topic": "t", "value": "another future"})
+    assert refused.value.kafka_error == "FUTURE_EXISTS" and len(host.timeline()["marks"]) == 4
+    host.apply("produce", {"topic": "t", "value": "another future"}, discard_future=True)
 
     assert [list(m["command"]) for m in host.timeline()["marks"]] == [["create_topic"], ["produce"], ["produce"]]
     assert [r.args.get("value") for r in journal.records] == [None, None, "another future"]
@@ -252,8 +255,10 @@ def test_load_scenario_plays_a_built_in_scenario_as_the_runner_does(tmp_path: Pa
     host = make_host(tmp_path)
 
     host.load_scenario(load_scenario("hw-truncation-story"))
-    assert host.clock()["scenario"] == {"name": "hw-truncation-story", "steps": 18, "next_step": 0}
-    while host.clock()["scenario"] is not None:
+    scenario = host.clock()["scenario"]
+    assert (scenario["name"], scenario["steps"], scenario["next_step"], scenario["done"]) == \
+        ("hw-truncation-story", 18, 0, False)
+    while not host.clock()["scenario"]["done"]:
         host.step()
 
     state = host.cluster.state()
@@ -268,7 +273,7 @@ def test_a_live_scenario_ends_where_a_paused_one_does(tmp_path: Path) -> None:
     scenario = load_scenario("hw-truncation-story")
     paused = make_host(tmp_path / "paused")
     paused.load_scenario(scenario)
-    while paused.clock()["scenario"] is not None:
+    while not paused.clock()["scenario"]["done"]:
         paused.step()
 
     live = make_host(tmp_path / "live")
@@ -278,7 +283,8 @@ def test_a_live_scenario_ends_where_a_paused_one_does(tmp_path: Path) -> None:
         live.tick(250)
 
     assert live.snapshot() == paused.snapshot()
-    assert live.clock() == {"mode": "paused", "speed": 10.0, "scenario": None}
+    clock = live.clock()
+    assert (clock["mode"], clock["speed"], clock["scenario"]["done"], clock["running"]) == ("paused", 10.0, True, [])
 
 
 def test_a_failing_scenario_step_stops_the_scenario_with_a_notice(tmp_path: Path) -> None:
@@ -291,7 +297,7 @@ def test_a_failing_scenario_step_stops_the_scenario_with_a_notice(tmp_path: Path
 
     notices = host.take_notices()
     assert len(notices) == 1 and "There is no broker 5" in notices[0]["message"]
-    assert host.clock()["scenario"] is None and host.snapshot()["topics"] == []
+    assert host.clock()["scenario"]["done"] and host.snapshot()["topics"] == []
 
 
 def test_an_invalid_scenario_is_refused(tmp_path: Path) -> None:
