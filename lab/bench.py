@@ -8,8 +8,8 @@ asyncio client (Autobahn comes with Daphne), the way a browser tab does:
   sending 200 records as soon as its last command is acknowledged, keep the cluster busy while
   its clock plays live at 10×). The protocol caps what a tab receives at ~20 frames × 2,000
   events a second; `events_covered_per_s` adds the events folded into `state`.
-- step_latency_p95_ms: a `command` (produce one record) → its `ack`, which carries the command's
-  events: the first events at the client. `clock_step_latency_p95_ms`: a `clock step` → the
+- step_latency_p95_ms: a `command` (produce one record) → the first `events` frame carrying its
+  events (the ack says where they start, `first_seq`): the first events at the client. `clock_step_latency_p95_ms`: a `clock step` → the
   first `events` frame (one step every 100 ms, a quick clicker).
 - idle_session_rss_mb: Daphne's RSS growth per idle session (3 brokers, a topic, a few records,
   no tab open: paused and kept in memory).
@@ -168,6 +168,9 @@ class Tab:
     _ready: asyncio.Future | None = None
     _waiters: dict[object, asyncio.Future] = field(default_factory=dict)
     _frame_waiter: asyncio.Future | None = None
+    _seq_waiters: list = field(default_factory=list)   # (event number, future): the frame that carries it
+    _recent: list = field(default_factory=list)        # (the frame's next event number, when it came)
+    track_frames: bool = False
     _next_id: int = 0
 
     async def open(self) -> None:
@@ -196,12 +199,19 @@ class Tab:
             self._ready.set_result(None)
         elif b'"type": "events"' in head:
             self.frames += 1
+            now = time.perf_counter()
             if self._frame_waiter is not None and not self._frame_waiter.done():
-                self._frame_waiter.set_result(time.perf_counter())
-            if self.count_events:
+                self._frame_waiter.set_result(now)
+            if self.count_events or self._seq_waiters or self.track_frames:
                 frame = json.loads(payload)
+                self._recent = [*self._recent[-63:], (frame["seq"], now)]
                 self.events += len(frame["events"])
                 self.coalesced += frame["coalesced"]
+                for seq, waiter in list(self._seq_waiters):
+                    if frame["seq"] > seq:
+                        self._seq_waiters.remove((seq, waiter))
+                        if not waiter.done():
+                            waiter.set_result(now)
         elif b'"type": "ack"' in head or b'"type": "error"' in head:
             answer = json.loads(payload)
             waiter = self._waiters.pop(answer.get("id"), None)
@@ -209,13 +219,22 @@ class Tab:
                 waiter.set_result(answer)
 
     def send(self, **message: object) -> None:
-        self._protocol.sendMessage(json.dumps({"v": 1, **message}).encode())
+        self._protocol.sendMessage(json.dumps({"v": 2, **message}).encode())
 
     async def command(self, command: str, args: dict) -> dict:
         self._next_id += 1
         waiter = self._waiters[self._next_id] = asyncio.get_running_loop().create_future()
         self.send(type="command", id=self._next_id, command=command, args=args)
         return await asyncio.wait_for(waiter, 60)
+
+    async def frame_with(self, seq: int, timeout: float = 10) -> float:
+        """When the frame carrying event `seq` arrived (perf_counter); it may have come before the ack."""
+        for next_seq, at in self._recent:
+            if next_seq > seq:
+                return at
+        waiter = asyncio.get_running_loop().create_future()
+        self._seq_waiters.append((seq, waiter))
+        return await asyncio.wait_for(waiter, timeout)
 
     async def next_frame(self, timeout: float = 10) -> float:
         self._frame_waiter = asyncio.get_running_loop().create_future()
@@ -264,11 +283,13 @@ async def events_per_second(server: Server, seconds: float) -> dict[str, float]:
 
 async def step_latency(server: Server, samples: int) -> dict[str, float]:
     tab = await _open_tab(server, "latency")
+    tab.track_frames = True
     commands, steps = [], []
     for i in range(samples):
         start = time.perf_counter()
-        await tab.command("produce", {"topic": "t", "value": f"v{i}", "acks": 1})
-        commands.append((time.perf_counter() - start) * 1000)
+        ack = await tab.command("produce", {"topic": "t", "value": f"v{i}", "acks": 1})
+        arrived = await tab.frame_with(ack["command"]["first_seq"])
+        commands.append((arrived - start) * 1000)
         await asyncio.sleep(0.05)
         start = time.perf_counter()
         tab.send(type="clock", action="step_until", kind="message_sent")

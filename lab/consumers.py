@@ -110,14 +110,15 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
         elif action == "speed":
             await live.call(host.set_speed, _speed(request, required=True))
         elif action == "step":
-            await live.call(host.step)
+            await live.call(host.step, urgent=True)
         elif action == "step_until":
-            await live.call(host.step_until, _field(request, "kind", str))
+            await live.call(host.step_until, _field(request, "kind", str), urgent=True)
         elif action == "rewind":
-            after_seq = request.get("after_seq")
-            if after_seq is not None and (isinstance(after_seq, bool) or not isinstance(after_seq, int)):
-                raise ProtocolError(f"'after_seq' must be an event number, not {after_seq!r}")
-            await live.rewind(_field(request, "to", int), after_seq)
+            extra = {name: request.get(name) for name in ("after_seq", "commands")}
+            for name, value in extra.items():
+                if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                    raise ProtocolError(f"'{name}' must be a whole number, not {value!r}")
+            await live.rewind(_field(request, "to", int), extra["after_seq"], extra["commands"])
         else:
             raise ProtocolError(f"Unknown clock action {action!r} (known: {', '.join(CLOCK_ACTIONS)})")
 

@@ -134,6 +134,8 @@ class Events:
     record: CommandRecord | None = None   # the command `apply` logged
     warnings: list[str] = field(default_factory=list)
     model_reset: bool = False   # the cluster jumped (a rewind, a reset): send the whole model, not a patch
+    actions: int = 0            # scheduler actions the call ran
+    last_action: str | None = None   # the label of the last one ("broker-2: HW checkpoint")
 
 
 class Journal:
@@ -215,6 +217,8 @@ class SessionHost:
         self._disk: tuple[float, int, int] | None = None   # (when, bytes walked, live log bytes then)
         self._discarded: _Discarded | None = None
         self._running: dict[int, CommandRecord] = {}      # record index -> running record
+        self._actions = 0                                 # scheduler actions run since the last drain
+        self._last_action: str | None = None              # the label of the newest one (what a Step did)
         self.history = History(os.path.join(self.root_dir, "history")) if history else None
         self.run_dir = ""
         self.cluster, self.tracker, self._blocking = self._new_cluster(_checked_shape(self.limits, shape))
@@ -384,6 +388,7 @@ class SessionHost:
         else:
             record.running = True
             self._running[record.index] = record
+            self.clock_version += 1   # the clock message lists what is running
 
     def _after_action(self) -> None:
         """An action ran: let every running command take its turn; settle those that ended."""
@@ -555,17 +560,19 @@ class SessionHost:
             return result
 
     # -- travelling in time -------------------------------------------------------------------
-    def rewind(self, to_step: int, after_seq: int | None = None) -> Events:
+    def rewind(self, to_step: int, after_seq: int | None = None, commands: int | None = None) -> Events:
         """Go to step `to_step` of this line of time: the state there, with every command logged at
         or before it applied — or, with `after_seq`, only those applied before event `after_seq`
-        was published (the state just after that event). Backwards, the cluster is rebuilt by
-        replay. The clock pauses, a queued scenario is dropped, and the replay's events are not
+        was published (the state just after that event), or with `commands`, exactly that many
+        commands of the log applied (a timeline mark: just after its command). Backwards, the
+        cluster is rebuilt by replay. The clock pauses, a queued scenario is dropped, and the replay's events are not
         returned (a `model` follows instead)."""
         with self.lock:
             if isinstance(to_step, bool) or not isinstance(to_step, int) or to_step < 0:
                 raise HostError(f"rewind needs a step number >= 0, not {to_step!r}", "INVALID_REQUEST")
-            if after_seq is not None and (isinstance(after_seq, bool) or not isinstance(after_seq, int)):
-                raise HostError(f"after_seq must be an event number, not {after_seq!r}", "INVALID_REQUEST")
+            for name, value in (("after_seq", after_seq), ("commands", commands)):
+                if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                    raise HostError(f"{name} must be a whole number >= 0, not {value!r}", "INVALID_REQUEST")
             horizon = max(self._furthest, self.steps, self.log[-1].at_step if self.log else 0)
             if to_step > horizon + self.limits.max_actions_per_call:
                 raise HostError(f"Step {to_step} lies beyond this line of time (it reaches step {horizon}); "
@@ -574,14 +581,18 @@ class SessionHost:
             self._drop_script()
             self.clock_version += 1
             self._furthest = max(self._furthest, self.steps)
-            self._seek(to_step, None, commands=self._commands_at(to_step, after_seq))
+            self._seek(to_step, None, commands=self._commands_at(to_step, after_seq, commands))
             self._forget_collected()
             return self._drain(patch=False)
 
-    def _commands_at(self, to_step: int, after_seq: int | None) -> int:
-        """How many logged commands the state at (`to_step`, just after event `after_seq`) has applied."""
+    def _commands_at(self, to_step: int, after_seq: int | None, commands: int | None = None) -> int:
+        """How many logged commands the state at `to_step` has applied: all logged at or before it,
+        or only those started before event `after_seq`, or `commands` (each within what that
+        step allows: every command of an earlier step is applied, none of a later one)."""
         before = sum(1 for r in self.log if r.at_step < to_step)
         upto = sum(1 for r in self.log if r.at_step <= to_step)
+        if commands is not None:
+            return min(upto, max(before, commands))
         if after_seq is None:
             return upto
         started = sum(1 for r in self.log if r.at_step <= to_step and 0 <= r.first_seq <= after_seq)
@@ -649,7 +660,14 @@ class SessionHost:
         return None
 
     def _act(self) -> None:
-        self.cluster.step()
+        """Run one scheduler action (and let the running commands take their turns after it)."""
+        bus = self.cluster.bus
+        bus.drain()   # Cluster.step's bookkeeping: the bus keeps a step's events until drained
+        entry = self.cluster.scheduler.step()
+        bus.drain()
+        if entry is not None:
+            self._actions += 1
+            self._last_action = entry.label
         self._after_action()
 
     def _plain_unit(self, until_time: int | None, settle: bool) -> str:
@@ -922,9 +940,10 @@ class SessionHost:
         if self._history_texts:
             self.history.append(self._history_first, self._history_texts)
             self._history_texts = []
+        actions, self._actions = self._actions, 0
         return Events([e for e, _ in pairs], dropped, self.steps, self.now_ms, texts=[t for _, t in pairs],
                       patch=self.tracker.patch() if patch else None, seq=self.cluster.bus.count,
-                      model_reset=not patch)
+                      model_reset=not patch, actions=actions, last_action=self._last_action if actions else None)
 
 
 def _step_call(cluster: Cluster, record: CommandRecord) -> Callable[[], None]:

@@ -54,7 +54,7 @@ logger = logging.getLogger(__name__)
 PROTOCOL_VERSION = 2
 POSITION_SAVE_INTERVAL_S = 5.0
 MAX_MESSAGE_BYTES = 900 * 1024        # Daphne (autobahn) refuses to send a message over 1 MiB
-FRAME_EVENT_BYTES = 256 * 1024        # events per frame, as JSON (the newest that fit)
+FRAME_EVENT_BYTES = 600 * 1024        # events per frame, as JSON (the newest that fit)
 MAX_PATCH_BYTES = 512 * 1024          # one call's patch; a bigger one is sent as a whole model
 MODEL_RECORDS_BUDGET = 6000           # records in a whole model (over all replicas)
 BATCH_WAIT_S = 0.02  # the journal writer's wait for more writes before a commit
@@ -337,6 +337,9 @@ class LiveSession:
         self._pending: deque[str] = deque(maxlen=settings.KAFKA_LAB_MAX_EVENTS_PER_FRAME)
         self._pending_total = 0
         self._pending_patches: list[str] = []
+        self._pending_actions = 0            # scheduler actions the waiting frame covers
+        self._urgent = False                 # a learner's own action waits: send its frame at once
+        self._last_action: str | None = None
         self._outbox: deque[tuple[str, frozenset[Tab] | None]] = deque()  # (text, to whom: None = every tab)
         self._timeline: dict[str, Any] | None = None
         self._position = host.position()
@@ -352,7 +355,8 @@ class LiveSession:
         self._last_saved = time.monotonic()
 
     # -- calls --------------------------------------------------------------------------------
-    async def call(self, fn: Callable[..., Events | None], *args: Any, model: str | None = None) -> Outcome:
+    async def call(self, fn: Callable[..., Events | None], *args: Any, model: str | None = None,
+                   urgent: bool = False) -> Outcome:
         """Run `fn(*args)` (a host method) in a worker thread under this session's lock and send
         what it caused: events and patches (in frames), a changed timeline or clock, notices.
         With `model` ("all" or "caller") the outcome holds the whole model taken after the call:
@@ -362,6 +366,7 @@ class LiveSession:
             if self.closed:
                 raise HostError("This lab session is no longer open here", None)
             outcome = await asyncio.to_thread(self._run, fn, args, model)
+            self._urgent = self._urgent or urgent
             self.publish(outcome)
         live_clock.poke(self)  # it caught the clock up; something may be due sooner now
         if outcome.error is not None:
@@ -410,6 +415,9 @@ class LiveSession:
             self._pending_total += len(outcome.texts) + outcome.result.dropped
         if outcome.patch is not None:
             self._pending_patches.append(outcome.patch)
+        if outcome.result.actions:
+            self._pending_actions += outcome.result.actions
+            self._last_action = outcome.result.last_action
         if outcome.timeline is not None:
             self._timeline = outcome.timeline
         if outcome.model is not None and outcome.model_for_all:
@@ -455,11 +463,12 @@ class LiveSession:
                                history.bounds() if history is not None else None)
 
     async def command(self, command: str, args: dict, *, discard_future: bool = False) -> Outcome:
-        return await self.call(functools.partial(self.host.apply, discard_future=discard_future), command, args)
+        return await self.call(functools.partial(self.host.apply, discard_future=discard_future), command, args,
+                               urgent=True)
 
-    async def rewind(self, to_step: int, after_seq: int | None = None) -> None:
+    async def rewind(self, to_step: int, after_seq: int | None = None, commands: int | None = None) -> None:
         """Rewind; a `state` follows (the replay's events are not sent)."""
-        await self.call(self.host.rewind, to_step, after_seq, model="all")
+        await self.call(self.host.rewind, to_step, after_seq, commands, model="all")
 
     async def undo_discard(self) -> None:
         await self.call(self.host.undo_discard, model="all")
@@ -568,8 +577,9 @@ class LiveSession:
                 self.frame += 1
                 self._outbox.append((events_frame([], 0, *self._position, self._seq, self.frame, patches), None))
             self.frame += 1
-            self._outbox.append((events_frame(kept, coalesced, *self._position, self._seq, self.frame, groups[-1]),
-                                 None))
+            self._outbox.append((events_frame(kept, coalesced, *self._position, self._seq, self.frame, groups[-1],
+                                              self._pending_actions, self._last_action), None))
+            self._pending_actions, self._last_action = 0, None
             self._pending.clear()
             self._pending_total = 0
             self._pending_patches = []
@@ -591,8 +601,9 @@ class LiveSession:
             await self._wake.wait()
             self._wake.clear()
             due = self._last_frame + self.frame_interval - time.monotonic()
-            if (self._pending or self._pending_total or self._pending_patches) and due > 0:
+            if (self._pending or self._pending_total or self._pending_patches) and due > 0 and not self._urgent:
                 await asyncio.sleep(due)
+            self._urgent = False
             self._seal()
             while self._outbox:
                 await self._send_text(*self._outbox.popleft())
@@ -659,12 +670,13 @@ def _patch_groups(patches: list[str], budget: int) -> list[list[str]]:
 
 
 def events_frame(texts: list[str], coalesced: int, step: int, time_ms: int, seq: int, frame: int,
-                 patches: list[str]) -> str:
+                 patches: list[str], actions: int = 0, last_action: str | None = None) -> str:
     """An `events` message from events and patches already in JSON (joining them is all the
-    event loop does)."""
+    event loop does): `actions` scheduler actions ran since the frame before, the last one
+    `last_action` (its label: what a Step did)."""
     return (f'{{"v": {PROTOCOL_VERSION}, "type": "events", "frame": {frame}, "step": {step}, "time_ms": {time_ms}, '
-            f'"seq": {seq}, "coalesced": {coalesced}, "patches": [{", ".join(patches)}], '
-            f'"events": [{", ".join(texts)}]}}')
+            f'"seq": {seq}, "coalesced": {coalesced}, "actions": {actions}, "last_action": {json.dumps(last_action)}, '
+            f'"patches": [{", ".join(patches)}], "events": [{", ".join(texts)}]}}')
 
 
 def state_frame(model: str, frame: int, step: int, time_ms: int, seq: int) -> str:

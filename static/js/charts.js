@@ -61,7 +61,8 @@ export class Charts {
     if (timeMs !== this.nowMs) { this.nowMs = timeMs; this.dirty = true; }
   }
 
-  onSnapshot(view) {
+  // The model changed: ISR sizes and lag as it says now (exact; the events only add what came between).
+  onModel(view) {
     const t = view.time_ms / 1000;
     for (const p of sortedPartitions(view, { internal: false })) this._push(this.isr, partitionLabel(p.topic, p.partition), t, p.isr.length);
     this.sampleLag(view);

@@ -10,7 +10,7 @@
 import { $, $all, h, patch } from "./dom.js";
 import { clearProblems, linkProblem, nameProblem, serverProblem, showProblems, topicProblem,
          wholeProblem } from "./form-checks.js";
-import { currentGroups, isInternal, partitionLabel, sortedPartitions } from "./lab-state.js";
+import { isInternal, partitionLabel, sortedPartitions } from "./lab-state.js";
 import { errorToast, toast } from "./toasts.js";
 
 // Where a server refusal of each command shows: step argument or Kafka error → form field.
@@ -163,9 +163,9 @@ export function consumerJoinProblems(form, { bounds, view }) {
   const member = String(form.elements.member.value).trim();
   const group = String(form.elements.group.value).trim();
   const topics = splitTopics(form.elements.topics.value);
-  const owner = view ? memberGroups(view).get(member) : undefined;
+  const owner = view ? activeConsumers(view).get(member) : undefined;
   const taken = owner === undefined ? ""
-    : `“${member}” is already a member of group “${owner}”: choose another name, or first free this one with Leave (or Crash) below (a crashed consumer stays a member until its session times out).`;
+    : `“${member}” is already a running consumer (group “${owner}”): choose another name, or first free this one with Leave or Crash below.`;
   return {
     member: nameProblem(member, bounds.max_client_name ?? 100) || taken,
     group: group === "" ? "Give the group a name."
@@ -175,17 +175,9 @@ export function consumerJoinProblems(form, { bounds, view }) {
   };
 }
 
-// Consumer name → the group it is a member of, from the groups the cluster view shows.
-function memberGroups(view) {
-  const out = new Map();
-  for (const g of currentGroups(view)) {
-    for (const m of g.members || []) out.set(memberName(m), g.group ?? g.group_id);
-  }
-  return out;
-}
-
-function memberName(m) {
-  return String(m.member ?? m.client_id ?? m.consumer ?? m.name ?? m.member_id ?? m).replace(/^consumer-/, "");
+// Consumer name → its group, for the consumers still running (the model's `consumers`).
+function activeConsumers(view) {
+  return new Map((view.consumers || []).filter((c) => c.status === "active").map((c) => [c.name, c.group]));
 }
 
 export function resetProblems(form, { limits }) {
@@ -194,10 +186,15 @@ export function resetProblems(form, { limits }) {
 }
 
 export class Controls {
-  constructor(root, socket, { onScenario } = {}) {
+  // guard(command) -> {discardFuture} to send, or null to not send (session.js asks before a
+  // command cuts off the timeline's future); confirmReplace(what) -> bool before a scenario
+  // replaces the session's cluster.
+  constructor(root, socket, { onScenario, guard, confirmReplace } = {}) {
     this.root = root;
     this.socket = socket;
     this.onScenario = onScenario;
+    this.guard = guard;
+    this.confirmReplace = confirmReplace;
     this.optionSets = new Map();
     this.rateTimer = null;
     this.view = null;
@@ -207,8 +204,10 @@ export class Controls {
 
   // Send one command; its warnings show as info toasts, a refusal at `form` (and as a toast).
   async send(command, args, { form = null, note = "" } = {}) {
+    const options = this.guard ? this.guard(command) : {};
+    if (options === null) return null;
     try {
-      const ack = await this.socket.command(command, args);
+      const ack = await this.socket.command(command, args, options);
       if (form) clearProblems(form);
       if (note) toast(note, { kind: "info" });
       for (const warning of ack.warnings || []) toast(warning, { kind: "info" });
@@ -355,6 +354,7 @@ export class Controls {
   }
 
   _loadScenario(scenario, name) {
+    if (this.confirmReplace && !this.confirmReplace(name)) return;
     if (this.socket.send({ type: "load_scenario", scenario })) {
       toast(`Loading ${name}: ${scenario.steps.length} steps queued — press Step or Play`, { kind: "info" });
       this.onScenario?.(scenario);
@@ -374,8 +374,8 @@ export class Controls {
     });
     const nodes = [...brokers.map((b) => ({ value: `broker-${b.value}`, label: `broker ${b.value}` })),
                    ...Array.from(view.clients).sort().map((c) => ({ value: c, label: c }))];
-    const consumers = new Set(memberGroups(view).keys());
-    for (const c of view.clients) if (c.startsWith("consumer-")) consumers.add(c.slice("consumer-".length));
+    // Consumers that can still act: not crashed, not closed (lab/model.py `consumers`).
+    const consumers = new Set((view.consumers || []).filter((c) => c.status === "active").map((c) => c.name));
     this._fill("brokers", brokers);
     this._fill("topics", topics);
     this._fill("partitions", partitions);

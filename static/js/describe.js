@@ -23,7 +23,8 @@ const DESCRIBE = {
   segment_rolled: (e) => `broker ${e.broker} ${tp(e)}: new segment ${String(e.base_offset).padStart(20, "0")}.log (${e.reason})`,
   segment_deleted: (e) => `broker ${e.broker} ${tp(e)}: deleted segment ${String(e.base_offset).padStart(20, "0")} (${e.size_in_bytes} bytes, ${e.reason})`,
   log_start_offset_moved: (e) => `broker ${e.broker} ${tp(e)}: log start offset → ${e.log_start_offset} (${e.reason})`,
-  checkpoint_written: (e) => `broker ${e.broker} wrote ${e.file} ${JSON.stringify(e.entries)}`,
+  checkpoint_written: (e) => `broker ${e.broker} wrote ${e.file} ${JSON.stringify(e.entries)}` +
+    (e.internal_entries ? ` (+ ${e.internal_entries} partitions of internal topics)` : ""),
   isr_shrunk: (e) => `${tp(e)}: ISR shrank to ${list(e.isr)} (removed ${list(e.removed)}) · ${e.reason}`,
   isr_expanded: (e) => `${tp(e)}: ISR grew to ${list(e.isr)} (added ${list(e.added)})`,
   message_sent: (e) => `${e.api} ${e.src} → ${e.dst}` + (e.arrive_ms < 0 ? " · will be lost" : ` · arrives at ${e.arrive_ms} ms`) + summarize(e.summary),

@@ -1,13 +1,17 @@
 // The event log: every engine event as one line, newest at the bottom, filterable by kind, broker,
-// partition and text. Network messages (message_sent/dropped) are many, so they are hidden until
-// asked for — and the count of hidden ones is shown. Clicking a line rewinds the timeline to the
-// step that produced it (each event is tagged with the scheduler step of the frame it came in).
+// partition and text. Kafka's bookkeeping is folded away unless asked for: network messages
+// (message_sent/dropped) and events of internal topics (__consumer_offsets) are hidden, and a
+// checkpoint line counts its internal partitions instead of listing them. Clicking a line
+// rewinds to just after that event (its own step, and the event number: lab/host.py rewind).
+//
+// Where the lines come from: the live frames, and — for what happened before this page opened
+// (a reload) — the session's history on the server, a page at a time ("Show earlier events").
+// After a rewind the lines from that moment on are cut: they have not happened (yet).
 //
 // A busy session adds thousands of lines a frame, more than anyone reads: `add` only stores them
 // (bounded: the newest KEEP), a line's sentence is written when it is first shown or searched, and
 // `render` — called every animation frame — redraws a log that changed, paced to a quarter of the
-// main thread at most (dom.js Pacer): a fast stream makes the log move less often (still at least
-// once a second) instead of freezing the page.
+// main thread at most (dom.js Pacer).
 
 import { $, h, Pacer, patch } from "./dom.js";
 import { describeEvent } from "./describe.js";
@@ -21,10 +25,27 @@ function textOf(entry) {
   return entry.text;
 }
 
+function isInternalEvent(e) {
+  return typeof e.topic === "string" && e.topic.startsWith("__");
+}
+
+// A checkpoint lists every partition of its broker, __consumer_offsets' fifty too: keep the user's.
+function folded(e) {
+  if (e.kind !== "checkpoint_written" || !e.entries || e.internal_entries !== undefined) return e;
+  const entries = {};
+  let internal = 0;
+  for (const [tp, offset] of Object.entries(e.entries)) {
+    if (tp.startsWith("__")) internal += 1; else entries[tp] = offset;
+  }
+  return internal ? { ...e, entries, internal_entries: internal } : e;
+}
+
 export class EventLog {
-  constructor(root, { onRewind } = {}) {
+  constructor(root, { onRewind, onEarlier, onFilterChange } = {}) {
     this.root = root;
     this.onRewind = onRewind;
+    this.onEarlier = onEarlier;
+    this.onFilterChange = onFilterChange;
     this.entries = [];
     this.kinds = new Set();
     this.list = $("[data-log=list]", root);
@@ -34,51 +55,89 @@ export class EventLog {
     this.partitionInput = $("[data-log=partition]", root);
     this.textInput = $("[data-log=text]", root);
     this.networkBox = $("[data-log=network]", root);
+    this.internalBox = $("[data-log=internal]", root);
+    this.earlierButton = $("[data-log=earlier]", root);
     this.dirty = false;
     this.visible = false;
+    this.coalesced = 0;
+    this.history = { more: false, first_seq: 0 };
     this.pacer = new Pacer(0.25, 1000);
-    for (const input of [this.kindSelect, this.brokerInput, this.partitionInput, this.textInput, this.networkBox]) {
+    for (const input of [this.kindSelect, this.brokerInput, this.partitionInput, this.textInput]) {
       input.addEventListener("input", () => this.render(true));
     }
+    for (const box of [this.networkBox, this.internalBox]) {
+      // What the server's history pages hold depends on these: load them again.
+      box?.addEventListener("change", () => { this.onFilterChange?.(); this.render(true); });
+    }
+    this.earlierButton?.addEventListener("click", () => {
+      const oldest = this.entries.length ? this.entries[0].e.seq : this.floor;
+      if (oldest !== undefined) this.onEarlier?.(oldest);
+    });
     this.list.addEventListener("click", (event) => this._pick(event.target.closest("[data-step]")));
     this.list.addEventListener("keydown", (event) => {
       if (event.key === "Enter" || event.key === " ") { event.preventDefault(); this._pick(event.target.closest("[data-step]")); }
     });
   }
 
+  showNetwork() { return !!this.networkBox?.checked; }
+  showInternal() { return !!this.internalBox?.checked; }
+
   _pick(line) {
     if (line) this.onRewind?.(Number(line.dataset.step), Number(line.dataset.seq));
   }
 
-  add(events, step) {
-    for (const e of events) {
-      this.entries.push({ e, step, text: null, search: null });
-      if (!this.kinds.has(e.kind)) { this.kinds.add(e.kind); this._kindsChanged = true; }
-    }
+  _entry(e) {
+    if (!this.kinds.has(e.kind)) { this.kinds.add(e.kind); this._kindsChanged = true; }
+    return { e: folded(e), text: null, search: null };
+  }
+
+  // Live events, in order.
+  add(events) {
+    for (const e of events) this.entries.push(this._entry(e));
     if (this.entries.length > KEEP) this.entries.splice(0, this.entries.length - KEEP);
     this.dirty = true;
   }
 
-  // The server folded `n` events into a state snapshot (too many to send one by one).
-  noteCoalesced(n) {
-    this.coalesced = (this.coalesced || 0) + n;
-    this.dirty = true;
+  // Older events from the server's history (already filtered as the boxes say), before the ones held.
+  prepend(events, { more, first_seq }) {
+    const oldest = this.entries.length ? this.entries[0].e.seq : Infinity;
+    const older = events.filter((e) => e.seq < oldest).map((e) => this._entry(e));
+    this.entries = [...older, ...this.entries].slice(-KEEP);
+    this.setHistory({ more, first_seq });
   }
 
-  // After a rewind to `step`, what happened later has not happened (yet).
-  cutAfter(step) {
-    this.entries = this.entries.filter((entry) => entry.step <= step);
+  setHistory({ more, first_seq }) {
+    this.history = { more: !!more, first_seq: first_seq ?? 0 };
+    if (this.earlierButton) this.earlierButton.hidden = !more;
     this.dirty = true;
+    this.render(true);
   }
 
-  clear() {
+  // A new model at event `seq` (a hello): start empty; the history fills what came before.
+  reset(seq) {
     this.entries = [];
+    this.floor = seq;
+    this.coalesced = 0;
+    this.dirty = true;
+  }
+
+  // The server folded `n` events out of a frame (too many to send one by one; the history has them).
+  noteCoalesced(n) {
+    this.coalesced += n;
+    this.dirty = true;
+  }
+
+  // After a rewind to the moment before event `seq`: later events have not happened (yet).
+  cutFrom(seq) {
+    this.entries = this.entries.filter((entry) => entry.e.seq < seq);
+    this.floor = Math.min(this.floor ?? seq, seq);
     this.dirty = true;
   }
 
   _matches(entry, filter) {
     const e = entry.e;
     if (!filter.network && NETWORK_KINDS.has(e.kind) && filter.kind !== e.kind) return false;
+    if (!filter.internal && isInternalEvent(e)) return false;
     if (filter.kind && e.kind !== filter.kind) return false;
     if (filter.broker !== null) {
       const b = filter.broker;
@@ -105,7 +164,7 @@ export class EventLog {
     const partition = this.partitionInput.value.trim();
     const split = partition.match(/^(.*)-(\d+)$/);
     return {
-      kind: this.kindSelect.value, network: this.networkBox.checked,
+      kind: this.kindSelect.value, network: this.showNetwork(), internal: this.showInternal(),
       broker: broker === "" || Number.isNaN(Number(broker)) ? null : Number(broker),
       partition, topicOf: split ? split[1] : partition, partitionNo: split ? Number(split[2]) : -1,
       text: this.textInput.value.trim().toLowerCase(),
@@ -134,27 +193,28 @@ export class EventLog {
     }
     const filter = this._filter();
     const matching = [];
-    let hiddenNetwork = 0;
+    let hidden = 0;
     for (const entry of this.entries) {
       if (this._matches(entry, filter)) matching.push(entry);
-      else if (!filter.network && NETWORK_KINDS.has(entry.e.kind)) hiddenNetwork++;
+      else if ((!filter.network && NETWORK_KINDS.has(entry.e.kind)) || (!filter.internal && isInternalEvent(entry.e))) hidden++;
     }
     const shown = matching.slice(-SHOWN);
     const nearBottom = this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 40;
     patch(this.list, shown.map((entry) => h("li", {
-      key: `e${entry.e.seq}:${entry.step}`, class: `log-line kind-${entry.e.kind}`, tabindex: 0, role: "button",
-      "data-step": entry.step, "data-seq": entry.e.seq, "data-kind": entry.e.kind,
-      title: `event ${entry.e.seq} · step ${entry.step} · click to rewind the timeline to here`,
+      key: `e${entry.e.seq}`, class: `log-line kind-${entry.e.kind}`, tabindex: 0, role: "button",
+      "data-step": entry.e.step, "data-seq": entry.e.seq, "data-kind": entry.e.kind,
+      title: `event ${entry.e.seq} · step ${entry.e.step} · click to rewind to just after it`,
     }, [
       h("span", { class: "log-time" }, `${(entry.e.time_ms / 1000).toFixed(3)}s`),
-      h("span", { class: "log-step" }, `#${entry.step}`),
+      h("span", { class: "log-step" }, `#${entry.e.step}`),
       h("span", { class: "log-kind" }, entry.e.kind),
       h("span", { class: "log-text" }, textOf(entry)),
     ])), false);
     if (nearBottom) this.list.scrollTop = this.list.scrollHeight;
     const more = matching.length > SHOWN ? ` (the last ${SHOWN} shown)` : "";
-    const hidden = hiddenNetwork ? ` · ${hiddenNetwork} network messages hidden` : "";
-    const folded = this.coalesced ? ` · ${this.coalesced} more were too many to send one by one (folded into snapshots)` : "";
-    this.count.textContent = `${matching.length} of ${this.entries.length} events${more}${hidden}${folded}`;
+    const folded = hidden ? ` · ${hidden} bookkeeping lines folded (network, internal topics)` : "";
+    const coalesced = this.coalesced ? ` · ${this.coalesced} came too fast to stream (in the history)` : "";
+    const earlier = this.history.more ? " · earlier events on the server" : "";
+    this.count.textContent = `${matching.length} of ${this.entries.length} events${more}${folded}${coalesced}${earlier}`;
   }
 }

@@ -1,9 +1,11 @@
-// The lab's WebSocket client (docs/lab-protocol.md, schema v1): connects, sends commands and
+// The lab's WebSocket client (docs/lab-protocol.md, schema v2): connects, sends commands and
 // clock moves, hands each server message to the handler named after its type, and reconnects
-// with backoff. The server answers a reconnect with `hello`, so nothing is lost but animation.
+// with backoff. The server answers a reconnect with `hello` (the whole model), so nothing is lost
+// but animation. Requests that carry an `id` (commands, history pages) resolve with the answer
+// of that id, or reject with the server's `error` for it.
 // Close codes 4000–4999 are the server refusing (4403: not your session): no reconnect then.
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 const CLOSE_REASONS = {
   4403: "this lab session belongs to another browser (or your browser's session cookie changed)",
   4404: "this lab session was deleted",
@@ -79,15 +81,20 @@ export class LabSocket {
       this.handlers.error?.({ message: "The server sent something that is not JSON", kafka_error: null });
       return;
     }
-    if (message.type === "ack" || (message.type === "error" && message.id !== undefined && message.id !== null)) {
+    let answered = false;
+    if (message.id !== undefined && message.id !== null && (message.type === "ack" || message.type === "error" ||
+                                                            message.type === "history")) {
       const pending = this.pending.get(message.id);
       if (pending) {
         this.pending.delete(message.id);
         clearTimeout(pending.timer);
-        if (message.type === "ack") pending.resolve(message);
-        else pending.reject(Object.assign(new Error(message.message), { kafka_error: message.kafka_error, handled: true }));
+        answered = true;
+        if (message.type !== "error") pending.resolve(message);
+        else pending.reject(Object.assign(new Error(message.message), { kafka_error: message.kafka_error, handled: !pending.quiet }));
+        if (message.type === "error" && pending.quiet) return;   // the caller shows it (e.g. FUTURE_EXISTS asks first)
       }
     }
+    if (answered && message.type === "history") return;
     const handler = this.handlers[message.type];
     if (handler) handler(message);
     else this.handlers.unknown?.(message);
@@ -108,20 +115,26 @@ export class LabSocket {
     return true;
   }
 
-  // Apply a scenario step now; resolves with the ack, rejects with the server's error.
-  command(command, args = {}) {
+  // Send a message with an id and wait for its answer (ack, history…) or its error. With `quiet`
+  // the error is the caller's to show (it is not also handed to the `error` handler).
+  request(message, { quiet = false } = {}) {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      if (!this.send({ type: "command", id, command, args })) {
+      if (!this.send({ ...message, id })) {
         reject(Object.assign(new Error("not connected"), { handled: true }));
         return;
       }
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error(`No answer to ${command} within ${ACK_TIMEOUT_MS / 1000} s`));
+        reject(new Error(`No answer to ${message.command || message.type} within ${ACK_TIMEOUT_MS / 1000} s`));
       }, ACK_TIMEOUT_MS);
-      this.pending.set(id, { resolve, reject, timer, command });
+      this.pending.set(id, { resolve, reject, timer, quiet });
     });
+  }
+
+  // Apply a scenario step now; resolves with the ack, rejects with the server's error.
+  command(command, args = {}, { discardFuture = false, quiet = false } = {}) {
+    return this.request({ type: "command", command, args, ...(discardFuture ? { discard_future: true } : {}) }, { quiet });
   }
 
   clock(action, extra = {}) {

@@ -1,16 +1,19 @@
 // The session page's entry point: one WebSocket, one view model, and the views that draw it.
-// Server messages update the view model (lab-state.js); a requestAnimationFrame loop redraws the
-// cluster from (view, virtual now) whenever something changed or is moving. Nothing here decides
-// Kafka semantics: the engine's events and snapshots say what is true.
+// The model is the server's (lab-state.js): a `hello` or `state` gives it whole, each `events`
+// frame gives the patches since the frame before. Frames are numbered: if one is missing the page
+// stops trusting its model, asks for a `state` and, until it comes, keeps later frames aside (it
+// applies them after the state). Events only animate and fill the log. A requestAnimationFrame
+// loop redraws from (model, virtual now) whenever something changed or is moving.
 
 import { $, $all, Pacer } from "./dom.js";
-import { applyEvents, applySnapshot, emptyView, expireEffects, hasEffects } from "./lab-state.js";
+import { applyEffects, applyModel, applyPatch, emptyView, expireEffects, forgetEffectsAfter, hasEffects,
+         modelSummary } from "./lab-state.js";
 import { LabSocket } from "./lab-socket.js";
 import { renderCluster, renderSummary, renderTruncations } from "./cluster-view.js";
-import { Timeline, VirtualClock } from "./timeline.js";
+import { Timeline, VirtualClock, describeCommand } from "./timeline.js";
 import { EventLog } from "./event-log.js";
 import { Charts } from "./charts.js";
-import { GroupView, isGroupEvent } from "./group-view.js";
+import { GroupView } from "./group-view.js";
 import { SegmentView } from "./segment-view.js";
 import { MessageBrowser } from "./messages.js";
 import { Controls } from "./controls.js";
@@ -21,66 +24,120 @@ initToasts($("[data-toasts]", root));
 
 const app = {
   view: emptyView(),
-  seenSeq: -1,          // events up to this seq are already in the view (acks and frames may repeat them)
   dirty: true,
-  rewinding: null,
   selected: null,
-  groupsInSnapshot: null,   // does the server's snapshot carry groups? (null: not known yet)
-  probingGroups: false,
-  commandSeqs: [],          // {step, firstSeq} of each acknowledged command: where in a step it came
   showInternal: false,      // draw __consumer_offsets and other internal topics too
+  resyncing: false,         // a frame went missing: waiting for a `state`
+  held: [],                 // frames that came while resyncing (applied after the state)
+  timelineInfo: { future: 0, undo: null, steps: 0 },
 };
 const vclock = new VirtualClock();
 const svg = $("[data-cluster-svg]", root);
 
+// What this tab has taken in, for the console, the drift checks and `python -m lab.bench_browser`:
+// frames and events, the main-thread time spent ingesting them, how often the page was drawn,
+// frames that did not follow the last one (gaps) and the resynchronisations they caused, and the
+// newest frames as [step, time_ms, wall-clock ms when ingested].
+const RECENT_FRAMES = 256;
+const stats = { frames: 0, events: 0, ingestMs: 0, draws: 0, gaps: 0, resyncs: 0, recentFrames: [] };
+
 // -- the socket ----------------------------------------------------------------------------------
 const socket = new LabSocket(root.dataset.wsUrl, {
   hello(m) {
-    const generation = m.session?.generation;
-    if (app.view.session && generation !== undefined && generation !== app.view.session.generation) {
-      app.rewinding = 0;   // a reset or a loaded scenario: a new line of time
-    }
-    const previous = app.view;
+    const newLine = app.view.session && m.session?.generation !== app.view.session.generation;
+    const clients = app.view.clients;
     app.view = emptyView();
     app.view.session = m.session;
-    app.view.clients = previous.clients;
-    app.view.step = previous.step;
-    if (app.rewinding === null) app.view.eventGroups = previous.eventGroups;   // a reconnect: same line of time
-    app.seenSeq = -1;
+    app.view.clients = clients;
+    app.resyncing = false;
+    app.held = [];
+    applyModel(app.view, m.model, m.frame);
     showMeta(m.session);
-    if (m.timeline) timeline.applyTimeline(m.timeline);
-    if (m.clock) timeline.applyClock(m.clock);
-    takeSnapshot(m.state, m.state?.step ?? 0, m.state?.time_ms ?? 0);
+    if (m.timeline) onTimeline(m.timeline);
+    if (m.clock) onClock(m.clock);
+    eventLog.reset(m.model.seq);
+    charts.reset();
+    groupView.cut();
+    loadHistory(m.history);
+    afterModel(true);
     segmentView.refresh();   // the panels read the running session: only now is it sure to be loaded
     hideBanner();
+    if (newLine) toast("A new line of time: the session was reset or a scenario was loaded", { kind: "info" });
   },
-  events(m) {
-    const started = performance.now();
-    ingest(m.events || [], m.step, m.time_ms);
-    if (m.coalesced) eventLog.noteCoalesced(m.coalesced);
-    countFrame(m, started);
-  },
-  state(m) {
-    takeSnapshot(m.state, m.step ?? m.state?.step, m.time_ms ?? m.state?.time_ms);
-  },
-  timeline(m) { timeline.applyTimeline(m); },
-  clock(m) { timeline.applyClock(m); },
-  ack(m) {
-    const seqs = (m.events || []).map((e) => e.seq).filter((n) => typeof n === "number");
-    if (seqs.length) app.commandSeqs.push({ step: app.view.step, firstSeq: Math.min(...seqs) });
-    ingest(m.events || [], app.view.step, app.view.time_ms);
-  },
+  events(m) { onFrame(m); },
+  state(m) { onFrame(m); },
+  timeline(m) { onTimeline(m); },
+  clock(m) { onClock(m); },
+  command_done(m) { commandDone(m); },
+  ack() { /* the frames carry what the command did; controls.js reads the ack itself */ },
   error(m) { errorToast(m.message, m.kafka_error); },
   unknown(m) { errorToast(`The server sent a message of unknown type “${m.type}”`, null); },
   status(status, detail) { showStatus(status, detail); },
 });
 
-// What this tab has taken in, for the console and `python -m lab.bench_browser`: `events` frames
-// and the events in them, the main-thread time spent ingesting them, how often the page was
-// drawn, and the newest frames as [step, time_ms, wall-clock ms when ingested] — the bench
-// matches those with when its own socket got the same frame: how far the page lags the stream.
-const RECENT_FRAMES = 256;
-const stats = { frames: 0, events: 0, ingestMs: 0, draws: 0, recentFrames: [] };
+function onFrame(m) {
+  const started = performance.now();
+  if (app.resyncing) {
+    if (m.type === "state") { app.resyncing = false; applyFrame(m); for (const held of app.held.splice(0)) onFrame(held); }
+    else app.held.push(m);
+  } else if (m.frame <= app.view.frame) {
+    // Already in the model (a frame sealed while this tab's hello or state was taken).
+  } else if (m.frame !== app.view.frame + 1 && m.type !== "state") {
+    stats.gaps += 1;
+    resync(m);
+  } else {
+    applyFrame(m);
+  }
+  countFrame(m, started);
+}
+
+// The model goes first (it is the truth), then the events animate it and fill the log.
+function applyFrame(m) {
+  if (m.frame <= app.view.frame) return;
+  const back = m.type === "state" && m.step < app.view.step;
+  if (m.type === "state") applyModel(app.view, m.model, m.frame);
+  else for (const patch of m.patches || []) applyPatch(app.view, patch);
+  app.view.frame = m.frame;
+  for (const key of ["step", "time_ms", "seq"]) if (typeof m[key] === "number") app.view[key] = m[key];
+  if (back || m.type === "state") {
+    // Back in time (a rewind, an undo): what came after this moment has not happened (yet).
+    forgetEffectsAfter(app.view, app.view.time_ms);
+    eventLog.cutFrom(app.view.seq);
+    charts.cutAfter(app.view.time_ms);
+    groupView.cut();
+  }
+  const events = m.events || [];
+  if (events.length) {
+    applyEffects(app.view, events, performance.now(), m.time_ms);
+    eventLog.add(events);
+    charts.onEvents(events);
+    groupView.onEvents(events, performance.now());
+    segmentView.onEvents(events);
+    messageBrowser.onEvents(events);
+    announceFailures(events);
+  }
+  if (m.coalesced) eventLog.noteCoalesced(m.coalesced);
+  if (m.last_action !== undefined) timeline.setLastAction(m, events);
+  afterModel(m.type === "state");
+}
+
+function resync(m) {
+  app.resyncing = true;
+  app.held = [m];
+  stats.resyncs += 1;
+  socket.send({ type: "snapshot" });
+}
+
+function afterModel(whole) {
+  vclock.sync(app.view.time_ms);
+  timeline.setStep(app.view.step, app.view.time_ms);
+  charts.onModel(app.view);
+  if (whole) {
+    segmentView.onEvents([{ kind: "topic_created" }]);
+    messageBrowser.onEvents([{ kind: "high_watermark_advanced" }]);
+  }
+  app.dirty = true;
+}
 
 function countFrame(m, started) {
   const done = performance.now();
@@ -91,74 +148,31 @@ function countFrame(m, started) {
   if (stats.recentFrames.length > RECENT_FRAMES) stats.recentFrames.shift();
 }
 
-function takeSnapshot(state, step, timeMs) {
-  if (!state) return;
-  const newStep = step ?? state.step ?? app.view.step;
-  const back = app.rewinding !== null || newStep < app.view.step;
-  applySnapshot(app.view, { ...state, step: newStep, time_ms: timeMs ?? state.time_ms });
-  if ((state.groups || []).length) app.groupsInSnapshot = true;
-  else if (app.probingGroups && app.groupsInSnapshot === null) app.groupsInSnapshot = false;  // the events tell groups
-  app.probingGroups = false;
-  if (back) {
-    // Back in time: what came after this step has not happened (yet). Event numbers restart
-    // from here, so forget which ones we saw.
-    app.seenSeq = -1;
-    app.view.inflight.clear();
-    app.view.trails.clear();
-    app.view.ghosts = [];
-    app.view.truncations = app.view.truncations.filter((e) => e.time_ms <= app.view.time_ms);
-    eventLog.cutAfter(app.view.step);
-    charts.cutAfter(app.view.time_ms);
-    groupView.cut();
-    app.view.eventGroups.clear();   // the groups at this step show again with their next events
-    app.commandSeqs = app.commandSeqs.filter((c) => c.step < app.view.step);
-    app.rewinding = null;
-  }
-  vclock.sync(app.view.time_ms);
-  timeline.setStep(app.view.step, app.view.time_ms);
-  charts.onSnapshot(app.view);
-  segmentView.onEvents([{ kind: "topic_created" }]);
-  messageBrowser.onEvents([{ kind: "high_watermark_advanced" }]);
-  app.dirty = true;
+function onTimeline(m) {
+  app.timelineInfo = m;
+  timeline.applyTimeline(m);
 }
 
-// A frame's events go into the view model and each view's buffers in bulk; nothing here touches
-// the DOM (the frame loop below draws, at most once per animation frame), so a frame of 2,000
-// events costs a few milliseconds however many frames arrive between two paints.
-function ingest(events, step, timeMs) {
-  const now = performance.now();
-  const fresh = [];
-  let newest = app.seenSeq;
-  for (const e of events) {
-    if (typeof e.seq !== "number") fresh.push(e);
-    else if (e.seq > app.seenSeq) { fresh.push(e); if (e.seq > newest) newest = e.seq; }
-  }
-  app.seenSeq = newest;
-  applyEvents(app.view, fresh, now, timeMs);
-  if (typeof step === "number") app.view.step = step;
-  if (typeof timeMs === "number") app.view.time_ms = Math.max(app.view.time_ms, timeMs);
-  vclock.sync(app.view.time_ms);
-  timeline.setStep(app.view.step, app.view.time_ms);
-  if (!fresh.length) return;
-  eventLog.add(fresh, app.view.step);
-  charts.onEvents(fresh);
-  groupView.onEvents(fresh, now);
-  segmentView.onEvents(fresh);
-  messageBrowser.onEvents(fresh);
-  announceFailures(fresh);
-  if (app.groupsInSnapshot !== false && fresh.some((e) => isGroupEvent(e.kind))) askForSnapshotSoon();
-  app.dirty = true;
+function onClock(m) {
+  timeline.applyClock(m);
 }
 
-// Groups live in the snapshot; after group events, ask for one (at most every 400 ms).
-let snapshotTimer = null;
-function askForSnapshotSoon() {
-  if (snapshotTimer) return;
-  snapshotTimer = setTimeout(() => {
-    snapshotTimer = null;
-    app.probingGroups = true;
-    socket.send({ type: "snapshot" });
-  }, 400);
+function commandDone(m) {
+  if (m.error) errorToast(`${m.command} (command ${m.index}) failed: ${m.error}`, m.kafka_error);
+  else toast(`${m.command} (command ${m.index}) finished`, { kind: "info" });
+  for (const warning of m.warnings || []) toast(warning, { kind: "info" });
+}
+
+// The event log of a page opened later: the session's history, a page at a time (newest first).
+async function loadHistory(bounds, before = null) {
+  if (!bounds || bounds.next_seq === bounds.first_seq) { eventLog.setHistory({ more: false, first_seq: bounds?.first_seq ?? 0 }); return; }
+  try {
+    const page = await socket.request({ type: "history", limit: 400, ...(before === null ? {} : { before_seq: before }),
+                                        internal: eventLog.showInternal(), network: eventLog.showNetwork() });
+    eventLog.prepend(page.events, { more: page.more, first_seq: page.first_seq });
+  } catch (error) {
+    if (!error.handled) errorToast(`Could not load the event history: ${error.message}`);
+  }
 }
 
 function announceFailures(events) {
@@ -176,27 +190,39 @@ function announceFailures(events) {
   }
 }
 
+// Before a command cuts off the timeline's future (after a rewind), ask; it can be undone.
+function guardFuture() {
+  const info = app.timelineInfo;
+  if (!info.future) return {};
+  const ahead = `${info.future} command${info.future === 1 ? "" : "s"} (up to step ${info.steps})`;
+  if (!confirm(`You rewound: ${ahead} lie ahead on the timeline. A new command replaces that future. ` +
+               "You can undo this right after (Undo on the timeline). Go on?")) return null;
+  return { discardFuture: true };
+}
+
 // -- the views -----------------------------------------------------------------------------------
 const timeline = new Timeline($("[data-clock-root]", root), socket, vclock, {
-  onRewind(step) { app.rewinding = step; },
+  onUndo() { socket.send({ type: "undo" }); },
 });
 const eventLog = new EventLog($("[data-event-log]", root), {
   onRewind(step, seq) {
-    // A rewind to step N replays every command applied at N. If this event came before a command
-    // applied in the same step, stop one step earlier, or the command would be in the picture.
-    const command = app.commandSeqs.find((c) => c.step === step && c.firstSeq > seq);
-    const to = command ? Math.max(0, step - 1) : step;
-    timeline.rewind(to);
-    toast(command ? `Rewinding to step ${to}: just before this event (a command was applied later in step ${step})`
-                  : `Rewinding to step ${to}…`, { kind: "info" });
+    // Just after this event: its step, with the commands applied before it and no later ones.
+    timeline.rewind(step, { afterSeq: seq });
+    toast(`Rewinding to step ${step}, just after event ${seq}…`, { kind: "info" });
   },
+  onEarlier(before) { loadHistory({ first_seq: 0, next_seq: before }, before); },
+  onFilterChange() { eventLog.reset(app.view.seq); loadHistory({ first_seq: 0, next_seq: app.view.seq }); },
 });
 const charts = new Charts($("#x-charts", root), root.dataset.plotlyUrl);
 const groupView = new GroupView($("[data-group-view]", root));
 const segmentView = new SegmentView($("#x-segments", root), root.dataset.segmentsUrl);
 const messageBrowser = new MessageBrowser($("[data-messages-panel]", root), root.dataset.messagesUrl);
 const controls = new Controls(root, socket, {
-  onScenario() { app.rewinding = 0; },
+  guard: guardFuture,
+  confirmReplace(name) {
+    return confirm(`Load ${name}? It replaces this session's cluster with the scenario's (the current ` +
+                   "command log is kept as the session's history).");
+  },
 });
 
 const tabListeners = {
@@ -348,7 +374,6 @@ function draw(wall, vnow, moving) {
     renderTruncations($("[data-truncation-list]", root), app.view);
     controls.refreshOptions(app.view);
     if (groupVisible) groupView.render(app.view, wall);
-    charts.sampleLag(app.view);
   } else if (groupVisible && moving) {
     groupView.render(app.view, wall);
   }
@@ -375,6 +400,8 @@ function frame() {
   requestAnimationFrame(frame);
 }
 
-window.kafkaLab = { app, socket, stats };   // for the console, the browser tests and lab/bench_browser.py
+// For the console, the browser tests and lab/bench_browser.py: `model()` is the page's model in
+// the server's shape (lab-state.js modelSummary), to compare with a fresh one from the server.
+window.kafkaLab = { app, socket, stats, model: () => modelSummary(app.view), describeCommand };
 socket.connect();
 requestAnimationFrame(frame);

@@ -49,11 +49,14 @@ export class VirtualClock {
 
 export class Timeline {
   // root: the clock <section>; socket: LabSocket; clock: VirtualClock
-  constructor(root, socket, clock, { onRewind } = {}) {
+  constructor(root, socket, clock, { onRewind, onUndo } = {}) {
     this.root = root;
     this.socket = socket;
     this.clock = clock;
     this.onRewind = onRewind;
+    this.onUndo = onUndo;
+    this.future = 0;
+    this.undo = null;
     this.steps = 0;
     this.step = 0;
     this.marks = [];
@@ -68,6 +71,10 @@ export class Timeline {
     this.readout = $("[data-clock=readout]", root);
     this.modeOut = $("[data-clock=mode]", root);
     this.kindSelect = $("[data-clock=kind]", root);
+    this.undoButton = $("[data-clock=undo]", root);
+    this.noteOut = $("[data-clock=note]", root);
+    this.lastOut = $("[data-clock=last]", root);
+    this.runningOut = $("[data-clock=running]", root);
     this._wire();
   }
 
@@ -83,8 +90,10 @@ export class Timeline {
     this.scrubber.addEventListener("input", () => { this.scrubbing = true; this._readout(Number(this.scrubber.value)); });
     this.marksEl.addEventListener("click", (event) => {
       const mark = event.target.closest("button.mark");
-      if (mark) this.rewind(Number(mark.dataset.step));
+      // A mark: the state just after its command (and before any later one of the same step).
+      if (mark) this.rewind(Number(mark.dataset.step), { commands: Number(mark.dataset.index) + 1 });
     });
+    this.undoButton?.addEventListener("click", () => this.onUndo?.());
     this.scrubber.addEventListener("change", () => {
       this.scrubbing = false;
       this.rewind(Number(this.scrubber.value));
@@ -101,9 +110,14 @@ export class Timeline {
     else this.socket.clock("play", { speed: sliderToSpeed(this.speedInput.value) });
   }
 
-  rewind(step) {
+  // Go to `step` of this line of time; `afterSeq`: just after that event; `commands`: with exactly
+  // that many commands of the log applied.
+  rewind(step, { afterSeq = null, commands = null } = {}) {
     const to = Math.max(0, Math.min(step, this.steps));
-    if (this.socket.clock("rewind", { to })) this.onRewind?.(to);
+    const extra = { to };
+    if (afterSeq !== null) extra.after_seq = afterSeq;
+    if (commands !== null) extra.commands = commands;
+    if (this.socket.clock("rewind", extra)) this.onRewind?.(to);
   }
 
   setKinds(kinds) {
@@ -119,12 +133,30 @@ export class Timeline {
     this.root.dataset.mode = message.mode;
     this.modeOut.textContent = live ? "live 运行中" : "paused 已暂停";
     const scenario = $("[data-clock=scenario]", this.root);
-    if (message.scenario) {
-      const s = message.scenario;
+    const s = message.scenario;
+    if (s) {
       scenario.hidden = false;
-      scenario.textContent = `scenario ${s.name || ""} · next: step ${Math.min(s.next_step + 1, s.steps)} of ${s.steps}`;
+      const played = s.done ? s.steps : s.next_step;
+      const where = s.done ? "played to the end" : s.in_progress ? `playing step ${s.next_step + 1} of ${s.steps}`
+        : `next: step ${s.next_step + 1} of ${s.steps}`;
+      scenario.textContent = `scenario ${s.name || ""} · ${played} of ${s.steps} steps done · ${where}`;
+      scenario.dataset.done = s.done ? "true" : "false";
     } else {
       scenario.hidden = true;
+    }
+    if (this.noteOut) {
+      const notes = [];
+      if (s?.last) notes.push(`Step ${s.last_step + 1} did: ${describeCommand(s.last.command)}${s.last_note ? ` — ${s.last_note}` : ""}`);
+      if (s && !s.done && s.next) notes.push(`Next (step ${s.next_step + 1}): ${describeCommand(s.next.command)}${s.next_note ? ` — ${s.next_note}` : ""}`);
+      this.noteOut.textContent = notes.join("\n");
+      this.noteOut.hidden = notes.length === 0;
+    }
+    if (this.runningOut) {
+      const running = message.running || [];
+      this.runningOut.textContent = running.length
+        ? `Waiting in a client call: ${running.map((r) => describeCommand(r.command)).join("; ")} — the clock runs it (Play or Step)`
+        : "";
+      this.runningOut.hidden = running.length === 0;
     }
     if (message.speed) {
       this.speedInput.value = speedToSlider(message.speed);
@@ -135,8 +167,30 @@ export class Timeline {
   applyTimeline(message) {
     this.steps = message.steps ?? this.steps;
     this.marks = message.marks || [];
+    this.future = message.future || 0;
+    this.undo = message.undo || null;
     this._renderMarks();
+    if (this.undoButton) {
+      this.undoButton.hidden = !this.undo;
+      if (this.undo) {
+        this.undoButton.textContent = `↶ Undo: bring back the ${this.undo.commands} command${this.undo.commands === 1 ? "" : "s"} you replaced`;
+        this.undoButton.title = `Removes the ${this.undo.since} command(s) applied since, and puts the old future back (it reached step ${this.undo.steps})`;
+      }
+    }
+    this.root.dataset.future = String(this.future);
     this.dirty = true;
+  }
+
+  // What the newest frame's actions were: a Step always says what it did, even when it changed nothing.
+  setLastAction(frame, events) {
+    if (!this.lastOut || !frame.actions) return;
+    const shown = events.filter((e) => e.kind !== "message_sent").map((e) => e.kind);
+    const kinds = [...new Set(shown)].slice(0, 4).join(", ");
+    const what = events.length ? `${events.length} event${events.length === 1 ? "" : "s"}${kinds ? ` (${kinds})` : ""}`
+      : "no visible change";
+    this.lastOut.textContent = frame.actions === 1
+      ? `Step ${frame.step}: ${frame.last_action || "an action"} — ${what}`
+      : `${frame.actions} actions to step ${frame.step}, the last: ${frame.last_action || "?"} — ${what}`;
   }
 
   setStep(step, timeMs) {
@@ -176,10 +230,10 @@ export class Timeline {
       seen.set(m.step, n);
       const what = describeCommand(m.command);
       return h("button", {
-        key: `m${m.step}:${n}`, type: "button", class: "mark",
+        key: `m${m.index ?? `${m.step}:${n}`}`, type: "button", class: `mark${m.running ? " running" : ""}`,
         style: `--mark-step: ${m.step}; left: calc(100% * var(--mark-step) / var(--steps, 1))`,
         title: `step ${m.step} · ${(m.time_ms / 1000).toFixed(3)} s · ${what} — click to rewind here`,
-        "aria-label": `Rewind to step ${m.step}: ${what}`, "data-step": m.step,
+        "aria-label": `Rewind to step ${m.step}: ${what}`, "data-step": m.step, "data-index": m.index ?? "",
       }, "");
     }), false);
   }

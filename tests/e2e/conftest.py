@@ -45,6 +45,14 @@ def page(browser, daphne_server: str) -> Iterator[object]:
     page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
     page.on("console", lambda message: errors.append(f"console: {message.text}") if message.type == "error" else None)
     page.errors = errors
+    # The lab asks before it replaces a session or cuts off the timeline's future (confirm()):
+    # accepted unless a test says otherwise (`page.answer_dialogs = False`); `page.dialogs` keeps what was asked.
+    page.dialogs, page.answer_dialogs = [], True
+
+    def answer(dialog) -> None:
+        page.dialogs.append(dialog.message)
+        dialog.accept() if page.answer_dialogs else dialog.dismiss()
+    page.on("dialog", answer)
     yield page
     context.close()
 

@@ -96,7 +96,7 @@ def test_a_built_in_scenario_loads_and_steps(page: Page, shoot) -> None:
     page.locator("[data-clock=speed]").fill("1")   # 10^1: ten times faster
     expect(page.locator("[data-clock=speed-out]")).to_have_text("10×")
     page.click("[data-clock=play]")
-    expect(page.locator("[data-clock=scenario]")).to_be_hidden(timeout=30_000)
+    expect(page.locator("[data-clock=scenario]")).to_have_attribute("data-done", "true", timeout=30_000)
     expect(page.locator("[data-truncations] li").first).to_be_attached()
     shoot("scenario-truncation")
     assert _uncaught(page) == []

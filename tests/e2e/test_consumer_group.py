@@ -39,11 +39,13 @@ def test_two_consumers_split_a_topics_partitions(page: Page, shoot) -> None:
     page.click("#tab-x-group")
 
     _join(page, "c1")
+    # Joining is a consumer blocked in poll() until its group is stable: the clock runs it.
+    expect(page.locator("[data-clock=running]")).to_contain_text("consumer_join")
+    page.click("[data-clock=play]")
     group = page.locator("[data-group='g']")
-    expect(group).to_have_attribute("data-state", "Stable")
+    expect(group).to_have_attribute("data-state", "Stable", timeout=60_000)
     expect(group.locator("[data-member]")).to_have_count(1)
     _join(page, "c2")
-    page.click("[data-clock=play]")
 
     expect(group).to_have_attribute("data-generation", "2", timeout=60_000)
     expect(group).to_have_attribute("data-state", "Stable", timeout=60_000)
