@@ -53,6 +53,7 @@ from engine.scenarios.runner import STEPS, ScenarioError, run_step, validate
 from engine.scenarios.schema import StepArgumentError, check_step
 from lab import snapshot as snap
 from lab.blocking import BlockingCommands, RunningCommand, may_block
+from lab.checkpoints import CheckpointStore, Entry
 from lab.history import History
 from lab.limits import LimitExceeded, Limits, RecordRate, check_command
 from lab.model import ModelTracker
@@ -67,6 +68,7 @@ STEP_UNTIL_MAX_MS = 600_000     # as the runner's run_until: ten virtual minutes
 DISK_USAGE_TTL_S = 30.0         # how long a walk of the run dir is trusted (log growth is added to it)
 CATCH_UP_WORK_MS = 40.0         # wall-clock work a live clock may do to catch up before a command
 ENGINE_ERRORS = (ClusterError, InvalidConfigError, ValueError, KeyError, TypeError)
+CHECKPOINT_CHECK_EVERY = 64     # actions between two looks at whether a checkpoint is due
 
 # What one unit of forward motion did (see SessionHost._advance).
 _ACTED, _MOVED, _WAIT = "acted", "moved", "wait"
@@ -188,7 +190,8 @@ class SessionHost:
     def __init__(self, root_dir: str, shape: Shape, *, limits: Limits | None = None,
                  journal: Journal | None = None, log: Iterable[CommandRecord] = (),
                  position: tuple[int, int] | None = None, max_events_per_call: int = MAX_EVENTS_PER_CALL,
-                 wall_clock: Callable[[], float] = time.monotonic, history: bool = True) -> None:
+                 wall_clock: Callable[[], float] = time.monotonic, history: bool = True,
+                 checkpoints: bool = True) -> None:
         """A host for the session kept under `root_dir` (one `run-<n>` dir per rebuild, `history/`).
         With a `log`, the session is resumed: the log is replayed up to `position` (step,
         time_ms), or through its last command."""
@@ -220,12 +223,14 @@ class SessionHost:
         self._actions = 0                                 # scheduler actions run since the last drain
         self._last_action: str | None = None              # the label of the newest one (what a Step did)
         self.history = History(os.path.join(self.root_dir, "history")) if history else None
+        self.checkpoints = CheckpointStore(os.path.join(self.root_dir, "checkpoints")) if checkpoints else None
         self.run_dir = ""
         self.cluster, self.tracker, self._blocking = self._new_cluster(_checked_shape(self.limits, shape))
         self.shape = shape
         self.log: list[CommandRecord] = list(log)
         self._cursor = 0
         self._furthest = 0
+        self._take_checkpoint()
         if self.log:
             last = self.log[-1]
             self._seek(*(position or (last.at_step, last.at_time_ms)))
@@ -418,6 +423,8 @@ class SessionHost:
             del self.log[self._cursor:]
             self.journal.cut(self._cursor)
             self.timeline_version += 1
+            if self.checkpoints is not None:
+                self.checkpoints.drop_after(self.steps, self._cursor)
         self._furthest = self.steps
 
     def undo_discard(self) -> Events:
@@ -603,7 +610,11 @@ class SessionHost:
         the log at most); then, if given, let the clock reach `to_time_ms` (where a live clock stood
         between actions)."""
         limit = len(self.log) if commands is None else commands
-        if to_step < self.steps or (to_step == self.steps and self._cursor > limit):
+        backwards = to_step < self.steps or (to_step == self.steps and self._cursor > limit)
+        nearest = self.checkpoints.nearest(to_step, limit) if self.checkpoints is not None else None
+        if nearest is not None and (backwards or nearest.step > self.steps):
+            self._restore(nearest)
+        elif backwards:
             self._rebuild()
         self._muted = True
         try:
@@ -640,8 +651,13 @@ class SessionHost:
         limit = self.limits.max_actions_per_call if max_actions is None else max_actions
         commands = len(self.log) if max_commands is None else max_commands
         actions = 0
+        measured, since = 0, time.perf_counter()
         while actions < limit:
+            if actions - measured >= CHECKPOINT_CHECK_EVERY:
+                since = self._account_work(since)
+                measured = actions
             if stop is not None and stop():
+                self._account_work(since)
                 return True
             if self._cursor < commands and self.log[self._cursor].at_step <= self.steps:
                 record = self.log[self._cursor]
@@ -654,10 +670,27 @@ class SessionHost:
                 continue
             unit = self._script_unit(until_time, settle) if self._script else self._plain_unit(until_time, settle)
             if unit == _WAIT:
+                self._account_work(since)
                 return None if self.cluster.scheduler.next_time() is not None or until_time is not None else False
             if unit == _ACTED:
                 actions += 1
+        self._account_work(since)
         return None
+
+    def _account_work(self, since: float) -> float:
+        """Count the engine work since `since` towards the next checkpoint, and take it when due
+        (only at a clean point: no command's call running). Returns now."""
+        now = time.perf_counter()
+        if self.checkpoints is not None:
+            self.checkpoints.worked((now - since) * 1000)
+            if self.checkpoints.due():
+                self._take_checkpoint()
+                now = time.perf_counter()
+        return now
+
+    def _take_checkpoint(self) -> None:
+        if self.checkpoints is not None and not self._blocking and not self.cluster.scheduler.in_action:
+            self.checkpoints.take(self.cluster, self._cursor)
 
     def _act(self) -> None:
         """Run one scheduler action (and let the running commands take their turns after it)."""
@@ -873,6 +906,9 @@ class SessionHost:
             self.journal.restarted(shape)
             if self.history is not None:
                 self.history.cut_from(0)
+            if self.checkpoints is not None:
+                self.checkpoints.clear()
+                self._take_checkpoint()
             self._forget_collected()
             return self._drain(patch=False)
 
@@ -882,6 +918,8 @@ class SessionHost:
             _discard(self.cluster, self._blocking, self.run_dir)
             if self.history is not None:
                 self.history.close()
+            if self.checkpoints is not None:
+                self.checkpoints.close()
 
     # -- internals ----------------------------------------------------------------------------
     def _new_cluster(self, shape: Shape) -> tuple[Cluster, ModelTracker, BlockingCommands]:
@@ -908,6 +946,19 @@ class SessionHost:
         for record in self.log:
             record.running = False
         self._cursor = 0
+
+    def _restore(self, entry: Entry) -> None:
+        """The cluster as checkpoint `entry` holds it (in a new run dir), its log position too."""
+        old = (self.cluster, self._blocking, self.run_dir)
+        run_dir = os.path.join(self.root_dir, f"run-{_next_run_number(self.root_dir)}")
+        cluster = self.checkpoints.restore(entry, run_dir, self._on_event)
+        _discard(*old)
+        self.cluster, self.run_dir, self._disk = cluster, run_dir, None
+        self.tracker, self._blocking = ModelTracker(cluster), BlockingCommands(cluster.scheduler)
+        self._running.clear()
+        for record in self.log:
+            record.running = False
+        self._cursor = entry.commands
 
     def _on_event(self, event: ev.Event) -> None:
         tracker = getattr(self, "tracker", None)

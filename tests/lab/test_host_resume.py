@@ -51,7 +51,7 @@ def test_a_restarted_server_rebuilds_the_same_cluster_from_the_log() -> None:
     assert resumed.snapshot() == state
     assert resumed.position() == position
     assert digest(resumed.run_dir) == files
-    assert sorted(os.listdir(session_dir(session.id))) == ["history", "run-1"]
+    assert sorted(os.listdir(session_dir(session.id))) == ["checkpoints", "history", "run-1"]
     assert list(LabCommand.objects.values_list("command", "error")) == [
         ("create_topic", ""), ("produce", ""), ("pause_fetcher", ""),
         ("restart_broker", "Broker 1 is already running")]
