@@ -13,25 +13,28 @@ A checkpoint is a directory:
 
     <checkpoint>/checkpoint.json   step, virtual time, event count, the original data dir, the
                                    fingerprint (Python version + engine source), engine modules
-    <checkpoint>/engine.pickle     the object graph (engine.graph_pickle): the Cluster and all it
-                                   reaches — scheduler heap and its pending closures, RNG states,
-                                   brokers, logs, network in flight, metadata store, coordinators,
-                                   clients, the event counter — and the engine's side tables
-    <checkpoint>/data/…            the data dir's files, at the same relative paths
+    <checkpoint>/engine.pickle     the object graph (engine.graph_pickle), zlib-compressed: the
+                                   Cluster and all it reaches — scheduler heap and its pending
+                                   closures, RNG states, brokers, logs, network in flight, metadata
+                                   store, coordinators, clients, the event counter — and the
+                                   engine's side tables
+    <checkpoint>/data/…            the data dir's files in one flat directory (their relative
+                                   paths encoded in the names: a tree of partition dirs costs a
+                                   directory block each, more than the links in them), and in
+                                   checkpoint.json how each comes back (`layout`)
 
 What is taken, and the rules that make a restore exact:
 - Only between scheduler actions, on the thread that runs the engine (not from an event
   callback): `take` refuses while an action runs. Buffered index entries are handed to the OS
   first, so the files hold everything the graph knows of.
-- Files are hard-linked where no cluster will modify them in place while they are shared, and
-  copied otherwise (`_linkable`): linked are sealed segment files (`.log`, `.index`,
-  `.timeindex` of every segment below the newest one in a partition dir), empty segment files
-  and the offset and leader-epoch checkpoint files (only ever replaced by a rename); copied are
-  non-empty active segments and anything else. A linked file may be shared by the original, the
-  checkpoint and every restore of it: engine.broker.cow makes every in-place write (append,
-  truncation, index rebuild or rewrite) copy the file first while its link count is above one.
-  The same holds for restored data dirs. Where a hard link is not possible (another file
-  system), the file is copied.
+- Taking one costs a hard link per file, whatever the logs hold: sealed segment files (`.log`,
+  `.index`, `.timeindex` of every segment below the newest one in a partition dir) and the
+  offset and leader-epoch checkpoint files (only ever replaced by a rename) come back as links;
+  the active segments' files, which the cluster goes on appending to through the same inode, are
+  linked with their length recorded, and a restore copies that prefix (appends never change the
+  bytes a checkpoint holds); anything else is copied. engine.broker.cow makes every write that
+  changes bytes already written (a truncation, an index rebuild or rewrite) copy a shared file
+  first. Where a hard link is not possible (another file system), the file is copied.
 - Paths: the graph stores paths relative to the data dir; `restore` rebases them onto the data
   dir it is given — any new or empty directory, anywhere. Restored objects reopen their files by
   path when first used: no descriptor crosses a checkpoint.
@@ -51,7 +54,8 @@ import json
 import os
 import shutil
 import sys
-from dataclasses import asdict, dataclass
+import zlib
+from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterator
 
 from engine import events as ev
@@ -64,7 +68,7 @@ from engine.replication import leader_epoch_cache
 META_FILE = "checkpoint.json"
 STATE_FILE = "engine.pickle"
 DATA_DIR = "data"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 # Files the engine only ever writes whole to a temp file and renames over (engine.replication.checkpoints).
 RENAMED_FILES = frozenset({HW_CHECKPOINT, RECOVERY_CHECKPOINT, LOG_START_CHECKPOINT, leader_epoch_cache.FILE_NAME})
 
@@ -93,6 +97,16 @@ class Checkpoint:
     modules: tuple[str, ...]  # engine modules loaded (imported again before a restore)
     state_bytes: int
     files: FileCounts
+    layout: dict = field(default_factory=dict)   # relative path -> "link" | "copy" | bytes (an active segment's prefix)
+
+    @property
+    def prefixes(self) -> dict[str, int]:
+        """The active segment files and the bytes each held when the checkpoint was taken."""
+        return {path: mode for path, mode in self.layout.items() if isinstance(mode, int)}
+
+    def stored(self, relative: str) -> str:
+        """Where the checkpoint keeps the data dir's file `relative`."""
+        return os.path.join(self.path, DATA_DIR, _flat(relative))
 
     @classmethod
     def open(cls, path: str) -> Checkpoint:
@@ -129,11 +143,12 @@ def _take(cluster: Cluster, into_dir: str) -> Checkpoint:
     state = graph_pickle.dumps({"cluster": cluster, "side_tables": graph_pickle.side_entries(cluster)},
                                cluster.data_dir)
     with open(os.path.join(into_dir, STATE_FILE), "wb") as f:
-        f.write(state)
-    counts = _mirror(cluster.data_dir, os.path.join(into_dir, DATA_DIR))
+        f.write(zlib.compress(state, 1))   # level 1: a graph shrinks about 4×, in a few ms
+    layout: dict[str, str | int] = {}
+    counts = _save_files(cluster.data_dir, os.path.join(into_dir, DATA_DIR), layout)
     checkpoint = Checkpoint(path=into_dir, step=cluster.scheduler.steps, time_ms=cluster.now_ms,
                             events=cluster.bus.count, data_dir=cluster.data_dir, fingerprint=fingerprint(),
-                            modules=_engine_modules(), state_bytes=len(state), files=counts)
+                            modules=_engine_modules(), state_bytes=len(state), files=counts, layout=layout)
     _write_meta(checkpoint)
     return checkpoint
 
@@ -184,9 +199,9 @@ def restore(checkpoint: Checkpoint | str, data_dir: str,
 def _restore(checkpoint: Checkpoint, data_dir: str) -> Cluster:
     for name in checkpoint.modules:
         importlib.import_module(name)  # handlers and listeners register on import, in the original's order
-    _mirror(os.path.join(checkpoint.path, DATA_DIR), data_dir)
+    _restore_files(checkpoint, data_dir)
     with open(os.path.join(checkpoint.path, STATE_FILE), "rb") as f:
-        graph = graph_pickle.loads(f.read(), data_dir)
+        graph = graph_pickle.loads(zlib.decompress(f.read()), data_dir)
     graph_pickle.put_back(graph["side_tables"])
     return graph["cluster"]
 
@@ -209,38 +224,74 @@ def _fresh_dir(path: str) -> str:
     return path
 
 
-def _mirror(src_root: str, dst_root: str) -> FileCounts:
-    """Recreate `src_root`'s tree under `dst_root`, each file hard-linked if `_linkable`, else copied."""
+def _save_files(data_dir: str, into: str, layout: dict[str, str | int]) -> FileCounts:
+    """Keep the data dir's files in `into` (flat) and note in `layout` how each comes back."""
     tally = [0, 0, 0, 0]  # FileCounts' fields
-    _mirror_dir(src_root, dst_root, tally)
+    os.makedirs(into, exist_ok=True)
+    for folder, names in _walk(data_dir):
+        sealed = sealed_segment_files(names)
+        for name in names:
+            src = os.path.join(folder, name)
+            relative = os.path.relpath(src, data_dir)
+            size = os.stat(src).st_size
+            active = SEGMENT_FILE.match(name) is not None and name not in sealed
+            link = active or _linkable(name, sealed)
+            layout[relative] = size if active else "link" if link else "copy"
+            _place(src, os.path.join(into, _flat(relative)), size, link, tally)
     return FileCounts(*tally)
 
 
-def _mirror_dir(src: str, dst: str, tally: list[int]) -> None:
-    os.makedirs(dst, exist_ok=True)
-    with os.scandir(src) as scan:
-        entries = sorted(scan, key=lambda entry: entry.name)
-    sealed = sealed_segment_files([e.name for e in entries if e.is_file(follow_symlinks=False)])
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            _mirror_dir(entry.path, os.path.join(dst, entry.name), tally)
-        elif entry.is_file(follow_symlinks=False):
-            size = entry.stat(follow_symlinks=False).st_size
-            _place(entry.path, os.path.join(dst, entry.name), size, _linkable(entry.name, size, sealed), tally)
+def _restore_files(checkpoint: Checkpoint, data_dir: str) -> None:
+    """The data dir as the checkpoint holds it: linked files linked again, active segments copied up
+    to the length they had (their linked inode may have grown since), the rest copied."""
+    tally = [0, 0, 0, 0]
+    made: set[str] = set()
+    for relative, mode in sorted(checkpoint.layout.items()):
+        target = os.path.join(data_dir, relative)
+        folder = os.path.dirname(target)
+        if folder not in made:
+            os.makedirs(folder, exist_ok=True)
+            made.add(folder)
+        stored = checkpoint.stored(relative)
+        if isinstance(mode, int):
+            _copy_prefix(stored, target, mode, tally)
+        else:
+            _place(stored, target, os.stat(stored).st_size, mode == "link", tally)
 
 
-def _linkable(name: str, size: int, sealed: set[str]) -> bool:
-    """Whether no cluster will ever modify the file in place while it is shared:
+def _walk(root: str) -> Iterator[tuple[str, list[str]]]:
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        yield folder, sorted(files)
+
+
+def _flat(relative: str) -> str:
+    """A relative path as one file name (reversible: "%" and the separator are escaped)."""
+    return relative.replace("%", "%25").replace(os.sep, "%2F")
+
+
+def _linkable(name: str, sealed: set[str]) -> bool:
+    """Whether no cluster will ever change the file's bytes in place while it is shared:
     - a sealed segment's files: never appended to again; a truncation back into one, or a
       recovery, copies it first (engine.broker.cow);
-    - an empty segment file (an idle partition's active segment): its only writes are appends,
-      and every append checks the link count and copies first — a copy of nothing;
     - the offset and leader-epoch checkpoint files: only ever replaced whole (written to a temp
       file, renamed over), which leaves every other link on the old bytes.
-    Everything else is copied: above all a non-empty active segment, which its log appends to
-    soon (copying it now keeps that copy out of a running cluster's next step), and any file
-    the engine does not know."""
-    return name in sealed or name in RENAMED_FILES or (size == 0 and SEGMENT_FILE.match(name) is not None)
+    (Active segments are linked too, with their length recorded: see the module docstring.)"""
+    return name in sealed or name in RENAMED_FILES
+
+
+def _copy_prefix(src: str, dst: str, size: int, tally: list[int]) -> None:
+    """`dst`: a new file holding the first `size` bytes of `src`."""
+    with open(src, "rb") as source, open(dst, "xb") as target:
+        remaining = size
+        while remaining > 0:
+            chunk = source.read(min(remaining, 1 << 20))
+            if not chunk:
+                raise CheckpointError(f"{src} holds fewer bytes than its checkpoint recorded ({size})")
+            target.write(chunk)
+            remaining -= len(chunk)
+    tally[2] += 1
+    tally[3] += size
 
 
 def sealed_segment_files(names: list[str]) -> set[str]:

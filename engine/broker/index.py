@@ -51,13 +51,10 @@ class _IndexFile:
     _file = None
 
     def _writer(self):
-        # Never append to a file a checkpoint shares (engine.broker.cow): a sealed segment's index
-        # is linked, and its writer may still be open from before. Nothing is left in that
-        # writer's buffer: a checkpoint syncs every index before it links one.
-        if self._file is not None and cow.fd_is_shared(self._file.fileno()):
-            self._close_file()
+        # Appending to a file a checkpoint shares is safe: the checkpoint recorded the file's
+        # length when it linked it and a restore copies only that prefix (engine.checkpoint).
+        # Rewrites and truncations copy a shared file first (engine.broker.cow).
         if self._file is None:
-            cow.make_private(self.path)
             self._file = open(self.path, "ab")
         return self._file
 

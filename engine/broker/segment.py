@@ -368,15 +368,11 @@ class LogSegment:
         return self._fd
 
     def _writable_fd(self) -> int:
-        """The descriptor to write through: on a file no checkpoint shares. A segment sealed when a
-        checkpoint linked it can become active again (a truncation back into it), with a
-        descriptor opened before the link was made, so the check is on the open file itself."""
-        fd = self._reader()
-        if cow.fd_is_shared(fd):
-            self._close_fds()
-            cow.make_private(self.log_path)
-            fd = self._reader()
-        return fd
+        """The descriptor appends go through. Appending to a file a checkpoint shares is safe: a
+        checkpoint records how long the file was when it linked it, and a restore copies only that
+        prefix (engine.checkpoint); what changes bytes already written — a truncation — copies a
+        shared file first (engine.broker.cow), and closes the descriptors on the old inode."""
+        return self._reader()
 
     def _close_fds(self) -> None:
         if self._fd is not None:

@@ -30,26 +30,28 @@ def test_emptying_a_shared_file_starts_a_new_inode(tmp_path):
     assert original.read_bytes() == b"" and link.read_bytes() == b"entries!"
 
 
-def test_a_segment_appending_through_an_fd_opened_before_the_link_copies_first(tmp_path):
+def test_appends_to_a_linked_active_segment_leave_the_bytes_it_held_alone(tmp_path):
+    """A checkpoint links an active segment and records its length; appends grow the shared
+    inode past it, never change what was there (engine.checkpoint copies only that prefix)."""
     segment = LogSegment.create(str(tmp_path), 0, LogConfig())
-    fd = segment._reader()   # opened before a checkpoint links the file
-    os.link(segment.log_path, tmp_path / "checkpoint.log")
     os.pwrite(segment._writable_fd(), b"abc", 0)
-    assert (tmp_path / "checkpoint.log").read_bytes() == b""
-    assert open(segment.log_path, "rb").read() == b"abc"
-    assert segment._fd != fd or os.fstat(segment._fd).st_nlink == 1
+    os.link(segment.log_path, tmp_path / "checkpoint.log")
+    os.pwrite(segment._writable_fd(), b"def", 3)
+    assert (tmp_path / "checkpoint.log").read_bytes()[:3] == b"abc"
+    assert open(segment.log_path, "rb").read() == b"abcdef"
     segment.close()
 
 
-def test_an_index_writer_opened_before_the_link_stops_writing_to_it(tmp_path):
+def test_a_truncation_of_a_linked_segment_copies_it_first(tmp_path):
     index = OffsetIndex(str(tmp_path / "0.index"), 0, 1024)
     index.append(5, 100)
-    index.sync()
-    os.link(index.path, tmp_path / "checkpoint.index")
     index.append(9, 200)
     index.sync()
-    assert (tmp_path / "checkpoint.index").stat().st_size == 8
-    assert os.path.getsize(index.path) == 16
+    os.link(index.path, tmp_path / "checkpoint.index")
+    index.truncate_to_position(150)
+    index.sync()
+    assert (tmp_path / "checkpoint.index").stat().st_size == 16
+    assert os.path.getsize(index.path) == 8
     index.close()
 
 
