@@ -123,6 +123,15 @@ class Scheduler:
     def pending(self) -> int:
         return sum(1 for e in self._queue if not e[3].cancelled)
 
+    def newest_pending(self, label: str) -> Scheduled | None:
+        """The pending entry with this label scheduled last (None if none): a linear scan, for
+        readers that explain the queue (engine.timers), never for the engine's own decisions."""
+        found = None
+        for entry in (e[3] for e in self._queue):
+            if not entry.cancelled and entry.label == label and (found is None or entry.sequence > found.sequence):
+                found = entry
+        return found
+
     def _drop_cancelled(self) -> None:
         while self._queue and self._queue[0][3].cancelled:
             heapq.heappop(self._queue)
