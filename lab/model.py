@@ -25,6 +25,12 @@ log itself where an event carried none (appends of many records).
 
 A replica on a broker that is down keeps what its log holds on disk (engine `offline_replicas`):
 `alive: false` with its last log end, high watermark and records — never zeros.
+
+Two sections explain rather than show: `timers` (engine.timers: what the cluster is waiting for,
+with when — recomputed for every patch, sent when it changed) and `truncations` (lab.truncations:
+the recent log truncations of this line of time, each removed record lost, refetched or still on
+the leader — kept in step as the partition changes; a tracker that replaces another after a
+rewind `adopt`s its journal).
 """
 from __future__ import annotations
 
@@ -35,6 +41,8 @@ from engine.broker.log import Log
 from engine.cluster import Cluster
 from engine.groups.describe import describe_groups
 from engine.replication.controller import partition_path
+from engine.timers import pending_timers
+from lab.truncations import TruncationJournal
 
 RECORDS_PER_REPLICA = 32
 RECORDS_CACHED = 256         # per replica, newest offsets (the cache is trimmed past twice this)
@@ -74,9 +82,16 @@ class ModelTracker:
         self._valid_to: dict[tuple[int, str, int], int] = {}              # the browsers hold correct records below this
         self._patches = 0
         self._last_known: dict[str, dict] = {}   # group -> its last description with a live coordinator
+        self.truncations = TruncationJournal(cluster)
+
+    def adopt(self, older: ModelTracker) -> None:
+        """This tracker follows a cluster that replaced `older`'s on the same line of time (a
+        rewind's replay or restored checkpoint): carry on its truncation journal."""
+        self.truncations.adopt(older.truncations)
 
     # -- events -----------------------------------------------------------------------------------
     def on_event(self, event: ev.Event) -> None:
+        self.truncations.on_event(event)
         kind = event.kind
         if kind in _PARTITION_KINDS:
             key = (event.topic, event.partition)
@@ -139,7 +154,7 @@ class ModelTracker:
         later patches are relative to it. Without, it is for one browser joining the stream (a
         hello, a resync): the stream is not disturbed — the patches that follow may repeat changes
         the model already shows, which is harmless, as every patch sets values (never adds to them)."""
-        sections = self._sections(groups=True, store=baseline)
+        sections = self._sections(groups=True, store=baseline, dirty=None)
         partitions = {}
         for topic, p in self.cluster.all_partitions():
             partitions[label(topic, p)] = self._partition(topic, p)
@@ -165,7 +180,8 @@ class ModelTracker:
         self._patches += 1
         check = self._patches % FULL_CHECK_EVERY == 0
         out: dict[str, Any] = {}
-        for name, value in self._sections(groups=self._groups_dirty or check).items():
+        dirty = None if self._dirty_all or check else self._dirty
+        for name, value in self._sections(groups=self._groups_dirty or check, dirty=dirty).items():
             if self._mirror.get(name) != value:
                 out[name] = value
                 self._mirror[name] = value
@@ -203,7 +219,8 @@ class ModelTracker:
         return {"step": c.scheduler.steps, "time_ms": c.now_ms, "seq": c.bus.count}
 
     # -- sections ---------------------------------------------------------------------------------
-    def _sections(self, *, groups: bool, store: bool = True) -> dict[str, Any]:
+    def _sections(self, *, groups: bool, store: bool = True,
+                  dirty: set[tuple[str, int]] | None = None) -> dict[str, Any]:
         c = self.cluster
         controller = c.controller_id()
         out: dict[str, Any] = {
@@ -219,6 +236,8 @@ class ModelTracker:
             "clients": [n for n in c.network.nodes() if not n.startswith("broker-")],
             "consumers": _consumers(c),
             "produced_count": len(c.produced) + sum(len(p.produced()) for p in c.producers.values()),
+            "timers": pending_timers(c),
+            "truncations": self.truncations.section(dirty),
         }
         if groups:
             out["groups"] = self._groups(store)
