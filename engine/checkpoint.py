@@ -97,12 +97,12 @@ class Checkpoint:
     modules: tuple[str, ...]  # engine modules loaded (imported again before a restore)
     state_bytes: int
     files: FileCounts
-    layout: dict = field(default_factory=dict)   # relative path -> "link" | "copy" | bytes (an active segment's prefix)
+    layout: dict = field(default_factory=dict)   # relative path -> "link" | "copy" | "dir" | bytes (an active segment's prefix)
 
     @property
     def prefixes(self) -> dict[str, int]:
         """The active segment files and the bytes each held when the checkpoint was taken."""
-        return {path: mode for path, mode in self.layout.items() if isinstance(mode, int)}
+        return {path: mode for path, mode in self.layout.items() if isinstance(mode, int) and not isinstance(mode, bool)}
 
     def stored(self, relative: str) -> str:
         """Where the checkpoint keeps the data dir's file `relative`."""
@@ -229,6 +229,8 @@ def _save_files(data_dir: str, into: str, layout: dict[str, str | int]) -> FileC
     tally = [0, 0, 0, 0]  # FileCounts' fields
     os.makedirs(into, exist_ok=True)
     for folder, names in _walk(data_dir):
+        if folder != data_dir:
+            layout[os.path.relpath(folder, data_dir) + os.sep] = "dir"   # kept even when empty
         sealed = sealed_segment_files(names)
         for name in names:
             src = os.path.join(folder, name)
@@ -247,6 +249,9 @@ def _restore_files(checkpoint: Checkpoint, data_dir: str) -> None:
     tally = [0, 0, 0, 0]
     made: set[str] = set()
     for relative, mode in sorted(checkpoint.layout.items()):
+        if mode == "dir":
+            os.makedirs(os.path.join(data_dir, relative), exist_ok=True)
+            continue
         target = os.path.join(data_dir, relative)
         folder = os.path.dirname(target)
         if folder not in made:

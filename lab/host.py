@@ -57,6 +57,7 @@ from lab.checkpoints import CheckpointStore, Entry
 from lab.history import History
 from lab.limits import LimitExceeded, Limits, RecordRate, check_command
 from lab.model import ModelTracker
+from lab.series import Series
 from lab.snapshot import event_json
 
 CLOCK_STEPS = frozenset({"run", "step", "run_until_idle", "run_until"})
@@ -69,6 +70,7 @@ DISK_USAGE_TTL_S = 30.0         # how long a walk of the run dir is trusted (log
 CATCH_UP_WORK_MS = 40.0         # wall-clock work a live clock may do to catch up before a command
 ENGINE_ERRORS = (ClusterError, InvalidConfigError, ValueError, KeyError, TypeError)
 CHECKPOINT_CHECK_EVERY = 64     # actions between two looks at whether a checkpoint is due
+SERIES_FILE = "lab-series.json" # the charts' series, kept in each engine checkpoint's dir
 
 # What one unit of forward motion did (see SessionHost._advance).
 _ACTED, _MOVED, _WAIT = "acted", "moved", "wait"
@@ -223,6 +225,7 @@ class SessionHost:
         self._actions = 0                                 # scheduler actions run since the last drain
         self._last_action: str | None = None              # the label of the newest one (what a Step did)
         self.history = History(os.path.join(self.root_dir, "history")) if history else None
+        self.series = Series()
         self.checkpoints = CheckpointStore(os.path.join(self.root_dir, "checkpoints")) if checkpoints else None
         self.run_dir = ""
         self.cluster, self.tracker, self._blocking = self._new_cluster(_checked_shape(self.limits, shape))
@@ -690,7 +693,10 @@ class SessionHost:
 
     def _take_checkpoint(self) -> None:
         if self.checkpoints is not None and not self._blocking and not self.cluster.scheduler.in_action:
-            self.checkpoints.take(self.cluster, self._cursor)
+            entry = self.checkpoints.take(self.cluster, self._cursor)
+            if entry is not None:   # the charts' series as they stood, for a rewind to it
+                with open(os.path.join(entry.path, SERIES_FILE), "w", encoding="utf-8") as f:
+                    f.write(self.series.snapshot())
 
     def _act(self) -> None:
         """Run one scheduler action (and let the running commands take their turns after it)."""
@@ -893,7 +899,12 @@ class SessionHost:
         with self.lock:
             shape = _checked_shape(self.limits, shape)
             old = (self.cluster, self._blocking, self.run_dir)
-            self.cluster, self.tracker, self._blocking = self._new_cluster(shape)  # HostError keeps the old one
+            series, self.series = self.series, Series()
+            try:
+                self.cluster, self.tracker, self._blocking = self._new_cluster(shape)
+            except HostError:
+                self.series = series   # the old cluster stays, and its charts
+                raise
             _discard(*old)
             self.shape = shape
             self.log, self._cursor, self._furthest = [], 0, 0
@@ -940,7 +951,10 @@ class SessionHost:
 
     def _rebuild(self) -> None:
         old = (self.cluster, self._blocking, self.run_dir)
+        self.series = Series()
+        older = self.tracker
         self.cluster, self.tracker, self._blocking = self._new_cluster(self.shape)
+        self.tracker.adopt(older)   # the same line of time: what was truncated on it, and when
         _discard(*old)
         self._running.clear()
         for record in self.log:
@@ -953,8 +967,11 @@ class SessionHost:
         run_dir = os.path.join(self.root_dir, f"run-{_next_run_number(self.root_dir)}")
         cluster = self.checkpoints.restore(entry, run_dir, self._on_event)
         _discard(*old)
+        with open(os.path.join(entry.path, SERIES_FILE), encoding="utf-8") as f:
+            self.series = Series.load(f.read())
         self.cluster, self.run_dir, self._disk = cluster, run_dir, None
-        self.tracker, self._blocking = ModelTracker(cluster), BlockingCommands(cluster.scheduler)
+        older, self.tracker, self._blocking = self.tracker, ModelTracker(cluster), BlockingCommands(cluster.scheduler)
+        self.tracker.adopt(older)
         self._running.clear()
         for record in self.log:
             record.running = False
@@ -964,6 +981,7 @@ class SessionHost:
         tracker = getattr(self, "tracker", None)
         if tracker is not None and event.seq >= 0:
             tracker.on_event(event)
+        self.series.on_event(event)
         if not self._muted:
             text = event_json(event)
             self._collected.append((event, text))

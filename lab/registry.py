@@ -290,6 +290,7 @@ class Outcome:
     timeline: dict[str, Any] | None = None
     clock: dict[str, Any] | None = None
     model: str | None = None        # a whole model (JSON), taken right after this call, when one was wanted
+    series: str | None = None       # the charts' series (JSON), with a whole model
     model_for_all: bool = False     # ...as a `state` for every tab (else for the caller: a hello or a resync)
     mode: str = "paused"
     position: tuple[int, int] = (0, 0)
@@ -402,6 +403,7 @@ class LiveSession:
             if outcome.error is None and (model in ("all", "caller") or (model is None and result.model_reset)):
                 for_all = model != "caller"
                 outcome.model = json.dumps(host.model(records_budget=MODEL_RECORDS_BUDGET, baseline=for_all))
+                outcome.series = json.dumps(host.series.to_dict())
                 outcome.model_for_all = for_all
                 if for_all:
                     outcome.patch = None   # the model supersedes it
@@ -423,7 +425,8 @@ class LiveSession:
         if outcome.model is not None and outcome.model_for_all:
             self._seal()
             self.frame += 1
-            self._outbox.append((state_frame(outcome.model, self.frame, *self._position, self._seq), None))
+            self._outbox.append((state_frame(outcome.model, self.frame, *self._position, self._seq, outcome.series),
+                                 None))
             self._sent_position = self._position
         if outcome.clock is not None:
             self._post(json.dumps(message("clock", **outcome.clock)))
@@ -460,7 +463,7 @@ class LiveSession:
             history = host.history
             model = json.dumps(host.model(records_budget=MODEL_RECORDS_BUDGET, baseline=baseline))
             return hello_frame(self.info, model, self.frame, host.timeline(), host.clock(),
-                               history.bounds() if history is not None else None)
+                               history.bounds() if history is not None else None, host.series.to_dict())
 
     async def command(self, command: str, args: dict, *, discard_future: bool = False) -> Outcome:
         return await self.call(functools.partial(self.host.apply, discard_future=discard_future), command, args,
@@ -503,7 +506,7 @@ class LiveSession:
     async def state_text(self) -> str:
         """A `state` message for one tab that asked (it resynchronises to the current frame)."""
         outcome = await self.call(_nothing, model="caller")
-        return state_frame(outcome.model, self.frame, *outcome.position, outcome.seq)
+        return state_frame(outcome.model, self.frame, *outcome.position, outcome.seq, outcome.series)
 
     async def history_page(self, before_seq: int | None, limit: int, internal: bool, network: bool,
                            kinds: list[str] | None) -> dict[str, Any]:
@@ -679,13 +682,15 @@ def events_frame(texts: list[str], coalesced: int, step: int, time_ms: int, seq:
             f'"patches": [{", ".join(patches)}], "events": [{", ".join(texts)}]}}')
 
 
-def state_frame(model: str, frame: int, step: int, time_ms: int, seq: int) -> str:
+def state_frame(model: str, frame: int, step: int, time_ms: int, seq: int, series: str | None = None) -> str:
     return (f'{{"v": {PROTOCOL_VERSION}, "type": "state", "frame": {frame}, "step": {step}, "time_ms": {time_ms}, '
-            f'"seq": {seq}, "model": {model}}}')
+            f'"seq": {seq}, "series": {series or "null"}, "model": {model}}}')
 
 
-def hello_frame(session: dict, model: str, frame: int, timeline: dict, clock: dict, history: dict | None) -> str:
-    rest = json.dumps({"session": session, "timeline": timeline, "clock": clock, "history": history})
+def hello_frame(session: dict, model: str, frame: int, timeline: dict, clock: dict, history: dict | None,
+                series: dict | None = None) -> str:
+    rest = json.dumps({"session": session, "timeline": timeline, "clock": clock, "history": history,
+                       "series": series})
     return f'{{"v": {PROTOCOL_VERSION}, "type": "hello", "frame": {frame}, "model": {model}, {rest[1:]}'
 
 

@@ -1,6 +1,7 @@
 // Charts over virtual time (plotly, served by the lab itself and loaded on first use): records
 // produced and consumed per second, consumer lag per partition, ISR size per partition. The
-// series are collected from events all the time (cheap); plotly redraws only while the tab shows.
+// server keeps the series of the whole session (lab/series.py): a `hello` or `state` brings them,
+// and the live events extend them; plotly redraws only while the tab shows.
 
 import { lagSamples } from "./group-view.js";
 import { isInternal, partitionLabel, sortedPartitions } from "./lab-state.js";
@@ -32,6 +33,7 @@ export class Charts {
   }
 
   reset() {
+    this.bucketMs = BUCKET_MS;
     this.produced = new Map();     // bucket -> records
     this.consumed = new Map();
     this.isr = new Map();          // "t-0" -> [[time_s, size]]
@@ -39,9 +41,22 @@ export class Charts {
     this.dirty = true;
   }
 
+  // The server's series (lab/series.py `to_dict`): the whole session up to this moment.
+  setSeries(series) {
+    this.reset();
+    if (!series) return;
+    this.bucketMs = series.bucket_ms || BUCKET_MS;
+    const buckets = (rates) => new Map((rates || []).map(([startS, perS]) =>
+      [Math.round(startS * 1000 / this.bucketMs), Math.round(perS * this.bucketMs / 1000)]));
+    this.produced = buckets(series.produced);
+    this.consumed = buckets(series.consumed);
+    this.isr = new Map(Object.entries(series.isr || {}).map(([k, pts]) => [k, pts.map((p) => [...p])]));
+    this.lag = new Map(Object.entries(series.lag || {}).map(([k, pts]) => [k, pts.map((p) => [...p])]));
+  }
+
   // Forget what happened after virtual time `timeMs` (after a rewind).
   cutAfter(timeMs) {
-    const bucket = Math.floor(timeMs / BUCKET_MS);
+    const bucket = Math.floor(timeMs / this.bucketMs);
     for (const map of [this.produced, this.consumed]) for (const b of Array.from(map.keys())) if (b > bucket) map.delete(b);
     for (const map of [this.isr, this.lag]) for (const [k, pts] of map) map.set(k, pts.filter(([t]) => t <= timeMs / 1000));
     this.dirty = true;
@@ -75,7 +90,7 @@ export class Charts {
 
   onEvents(events) {
     for (const e of events) {
-      const bucket = Math.floor(e.time_ms / BUCKET_MS);
+      const bucket = Math.floor(e.time_ms / this.bucketMs);
       if (isInternal(e.topic ?? "")) continue;   // __consumer_offsets: bookkeeping, not traffic
       if (e.kind === "records_appended" && e.role === "leader") {
         this.produced.set(bucket, (this.produced.get(bucket) || 0) + (e.records_count || 0));
@@ -115,7 +130,7 @@ export class Charts {
     const config = { displaylogo: false, displayModeBar: false, responsive: true };
     const bars = (map, name, color) => {
       const keys = Array.from(map.keys()).sort((a, b) => a - b);
-      return { type: "bar", name, x: keys.map((k) => (k + 0.5) * BUCKET_MS / 1000), y: keys.map((k) => map.get(k) * 1000 / BUCKET_MS), marker: { color } };
+      return { type: "bar", name, x: keys.map((k) => (k + 0.5) * this.bucketMs / 1000), y: keys.map((k) => map.get(k) * 1000 / this.bucketMs), marker: { color } };
     };
     // Step lines run on to the present: a value holds until it changes.
     const nowS = this.nowMs / 1000;

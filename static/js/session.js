@@ -56,7 +56,7 @@ const socket = new LabSocket(root.dataset.wsUrl, {
     if (m.timeline) onTimeline(m.timeline);
     if (m.clock) onClock(m.clock);
     eventLog.reset(m.model.seq);
-    charts.reset();
+    charts.setSeries(m.series);
     groupView.cut();
     loadHistory(m.history);
     afterModel(true);
@@ -103,7 +103,7 @@ function applyFrame(m) {
     // Back in time (a rewind, an undo): what came after this moment has not happened (yet).
     forgetEffectsAfter(app.view, app.view.time_ms);
     eventLog.cutFrom(app.view.seq);
-    charts.cutAfter(app.view.time_ms);
+    if (m.series) charts.setSeries(m.series); else charts.cutAfter(app.view.time_ms);
     groupView.cut();
   }
   const events = m.events || [];

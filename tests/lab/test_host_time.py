@@ -138,6 +138,7 @@ def test_rewinds_from_checkpoints_give_the_bytes_and_events_of_a_replay_from_the
         from_start.rewind(target)
         assert with_checkpoints.snapshot() == from_start.snapshot()
         assert digest(with_checkpoints.run_dir) == digest(from_start.run_dir)
+        assert with_checkpoints.series.to_dict() == from_start.series.to_dict()   # the charts too
         assert steps(with_checkpoints, 40) == steps(from_start, 40), f"events after step {target} differ"
 
 
