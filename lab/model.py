@@ -80,6 +80,7 @@ class ModelTracker:
         self._missing_from: dict[tuple[int, str, int], int] = {}          # cache holes from this offset up
         self._cache_end: dict[tuple[int, str, int], int] = {}             # one past the newest offset cached
         self._valid_to: dict[tuple[int, str, int], int] = {}              # the browsers hold correct records below this
+        self._held_from: dict[tuple[int, str, int], int] = {}             # ...and none below this
         self._patches = 0
         self._last_known: dict[str, dict] = {}   # group -> its last description with a live coordinator
         self.truncations = TruncationJournal(cluster)
@@ -170,6 +171,9 @@ class ModelTracker:
             self._mirror_partitions = {name: _without_records(e) for name, e in partitions.items()}
             self._valid_to = {(int(b), e["topic"], e["partition"]): rep["log_end_offset"]
                               for e in partitions.values() for b, rep in e["replica_states"].items()}
+            self._held_from = {(int(b), e["topic"], e["partition"]): max(rep["log_start_offset"],
+                                                                          rep["log_end_offset"] - per_replica)
+                               for e in partitions.values() for b, rep in e["replica_states"].items()}
             self._dirty.clear()
             self._dirty_all = self._groups_dirty = False
         return {**sections, **self._position(), "partitions": partitions}
@@ -293,15 +297,20 @@ class ModelTracker:
                 "internal": topic.startswith("__"), "replica_states": replica_states}
 
     def _attach_records(self, key: tuple[int, str, int], rep: dict) -> bool:
-        """Put on `rep` the records the browsers lack (from where theirs stop being right); True if any."""
+        """Put on `rep` the records the browsers lack; True if any. They hold correct records in
+        [held_from, valid_to): a patch sends from where theirs stop being right — or, when a
+        truncation brought older offsets back into the newest RECORDS_PER_REPLICA (records the
+        browsers had trimmed), the whole window again."""
         end, start = rep["log_end_offset"], rep["log_start_offset"]
         valid = self._valid_to.get(key, 0)
-        self._valid_to[key] = end
-        if valid == end:
+        window = max(start, end - RECORDS_PER_REPLICA)
+        held_from = self._held_from.get(key, 0)
+        if valid == end and held_from <= window:
             return False
-        send_from = max(start, end - RECORDS_PER_REPLICA, min(valid, end))
-        rep["records_from"] = min(valid, end)
+        send_from = max(window, min(valid, end)) if held_from <= window else window
+        rep["records_from"] = min(valid, end, send_from)
         rep["records"] = self._records_between(key, send_from, end) if send_from < end else []
+        self._valid_to[key], self._held_from[key] = end, window
         return True
 
     def _records_between(self, key: tuple[int, str, int], start: int, end: int) -> list[list]:

@@ -1,0 +1,126 @@
+"""The page's model (lab/model.py): a page that applies every patch, in order, to the model it was
+first sent holds exactly what a fresh model of the cluster says — after random work, faults and
+consumer groups — and replicas on a down broker keep what their disk holds."""
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import Cluster
+from lab.model import RECORDS_PER_REPLICA, ModelTracker
+
+
+def apply_patch(model: dict, patch: dict) -> dict:
+    """What static/js/lab-state.js does with a patch, in Python (records as [offset, key, value])."""
+    for key, value in patch.items():
+        if key != "partitions":
+            model[key] = value
+    for name, entry in patch.get("partitions", {}).items():
+        old = model["partitions"].get(name)
+        new = json.loads(json.dumps(entry))
+        for broker, rep in new["replica_states"].items():
+            before = {} if old is None else {r[0]: r for r in old["replica_states"].get(broker, {}).get("records", [])}
+            if "records_from" in rep:
+                records = {o: r for o, r in before.items() if o < rep["records_from"]}
+                records.update({r[0]: r for r in rep["records"]})
+            else:
+                records = before
+            kept = sorted(o for o in records if rep["log_start_offset"] <= o < rep["log_end_offset"])
+            rep["records"] = [records[o] for o in kept[-RECORDS_PER_REPLICA:]]
+            rep.pop("records_from", None)
+        model["partitions"][name] = new
+    return model
+
+
+HISTORY_SECTIONS = ("truncations",)   # what truncations did is the line of time's, not the cluster's state
+
+
+def normalised(model: dict) -> dict:
+    model = {k: v for k, v in json.loads(json.dumps(model)).items() if k not in HISTORY_SECTIONS}
+    for group in model["groups"]:
+        group.pop("last_known", None)   # what a group showed before its coordinator went down: history too
+    for entry in model["partitions"].values():
+        for rep in entry["replica_states"].values():
+            rep.pop("records_from", None)
+            rep["records"] = [r for r in rep["records"]
+                              if rep["log_start_offset"] <= r[0] < rep["log_end_offset"]][-RECORDS_PER_REPLICA:]
+    return model
+
+
+def workload(cluster: Cluster, rng: random.Random, rounds: int, check) -> None:
+    cluster.create_topic("t", 3, 3)
+    cluster.create_topic("u", 1, 2)
+    members = 0
+    for i in range(rounds):
+        roll = rng.random()
+        alive = [b for b, broker in cluster.brokers.items() if broker.alive]
+        if roll < 0.35:
+            for _ in range(rng.randint(1, 25)):
+                cluster.produce(rng.choice(["t", "u"]), None, f"v{i}", acks=rng.choice([0, 1, -1]))
+        elif roll < 0.42 and len(alive) > 1:
+            cluster.kill_broker(rng.choice(alive), rng.choice(["process", "power"]))
+        elif roll < 0.5:
+            dead = [b for b in cluster.brokers if b not in alive]
+            if dead:
+                cluster.restart_broker(rng.choice(dead))
+        elif roll < 0.55 and members < 3:
+            members += 1
+            consumer = cluster.consumer(f"c{members}", {"group.id": "g", "auto.offset.reset": "earliest"})
+            consumer.subscribe(["t"])
+            from engine.clients.consumer_app import PollLoop
+            PollLoop(consumer, poll_interval_ms=150, processing_ms=0, commit="auto").start()
+        for _ in range(rng.randint(1, 80)):
+            cluster.step()
+        check(i)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000))
+def test_patches_keep_a_page_equal_to_the_cluster(tmp_path: Path, seed: int) -> None:
+    # A dir of its own per example: hypothesis may run one seed twice, and a cluster opening an old
+    # data dir resumes its logs (its groups too).
+    cluster = Cluster(brokers=3, data_dir=tempfile.mkdtemp(dir=tmp_path), seed=seed,
+                      config={"offsets.topic.num.partitions": 3})
+    tracker = ModelTracker(cluster)
+    cluster.subscribe(tracker.on_event)
+    page = tracker.full(baseline=True)
+
+    def check(i: int) -> None:
+        patch = tracker.patch()
+        if patch:
+            apply_patch(page, patch)
+        page.update(tracker.position())
+        if i % 10 == 0:
+            fresh, mine = normalised(ModelTracker(cluster).full()), normalised(page)
+            for key in fresh:
+                if key == "partitions":
+                    for name in fresh[key]:
+                        for broker, rep in fresh[key][name]["replica_states"].items():
+                            got = mine[key][name]["replica_states"][broker]
+                            assert got == rep, f"seed {seed}, round {i}: {name} on broker {broker}: {got} != {rep}"
+                assert mine[key] == fresh[key], f"seed {seed}, round {i}: the page's {key} differs"
+    workload(cluster, random.Random(seed), 120, check)
+    assert tracker.repairs == 0, "a change reached the model without an event saying so"
+    cluster.close()
+
+
+def test_a_replica_on_a_down_broker_shows_what_its_disk_holds(tmp_path: Path) -> None:
+    cluster = Cluster(brokers=3, data_dir=str(tmp_path), seed=1)
+    cluster.create_topic("t", 1, 3)
+    for i in range(20):
+        cluster.produce("t", None, f"m{i}", acks=-1)
+    cluster.run_until_idle()
+    follower = next(b for b in (1, 2, 3) if b != cluster.leader_of("t", 0))
+
+    cluster.kill_broker(follower, "process")
+    down = ModelTracker(cluster).full()["partitions"]["t-0"]["replica_states"][str(follower)]
+
+    assert down["alive"] is False and down["on_disk"] is True
+    assert down["log_end_offset"] == 20 and down["high_watermark"] > 0
+    assert [r[2] for r in down["records"]][-1] == "m19"
+    cluster.close()
