@@ -446,6 +446,7 @@ class MemberJoined(Event):
     member_id: str
     client_id: str
     protocols: list[str]  # the assignors it supports, in its order of preference
+    rejoined: bool = False  # a member already in the group sent JoinGroup again (its JoinGroup now waits)
 
 
 @dataclass(kw_only=True)
@@ -528,6 +529,9 @@ class AssignmentReceived(Event):
     added: list[str]
     revoked: list[str]     # cooperative protocols revoke here, then rejoin
     idle: bool = False     # nothing assigned (more consumers than partitions)
+    # What it owned before this rebalance (eager protocols gave it all up before rejoining, so
+    # `added` is then everything it owns; `previous` says what it had).
+    previous: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

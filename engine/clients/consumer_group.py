@@ -69,6 +69,7 @@ class ConsumerCoordinator:
         self._next_find_ms = 0
         self._join_in_flight = False
         self._pending_assignment: tuple | None = None
+        self._owned_at_join: list[str] | None = None   # what it owned when it last prepared to rejoin
         self._joined_subscription: list[str] | None = None
         self._assignment_snapshot: dict[str, int] | None = None   # leader: partition counts it assigned
         self._group_topics: set[str] = set()
@@ -129,6 +130,7 @@ class ConsumerCoordinator:
                 return False
         self._prepare_commit = None
         owned = list(self.consumer.subscriptions.assignment)
+        self._owned_at_join = _names(owned)
         subscribed = set(self.consumer.subscriptions.topics)
         if not generation_valid:
             self._give_up(owned, lost=True, reason="generation or member id was reset")
@@ -169,6 +171,8 @@ class ConsumerCoordinator:
         if any(tp.topic not in subscriptions.topics for tp in assigned):
             self.request_rejoin("the assignment does not match the subscription")
         owned = list(subscriptions.assignment)
+        previous = self._owned_at_join if self._owned_at_join is not None else _names(owned)
+        self._owned_at_join = None
         revoked = [tp for tp in owned if tp not in set(assigned)]
         added = [tp for tp in assigned if tp not in set(owned)]
         if protocol == STICKY:
@@ -181,7 +185,7 @@ class ConsumerCoordinator:
         self.consumer.publish(ev.AssignmentReceived(
             consumer=self.consumer.name, group=self.group_id, member_id=member_id, generation=generation,
             protocol=protocol or "", assignment=_names(assigned), added=_names(added),
-            revoked=_names(revoked) if self.cooperative else [], idle=not assigned))
+            revoked=_names(revoked) if self.cooperative else [], idle=not assigned, previous=previous))
         self.consumer.invoke_listener("on_partitions_assigned", sorted(added))
         if self.config.enable_auto_commit:
             self._next_auto_commit_ms = self.consumer.now_ms + self.config.auto_commit_interval_ms

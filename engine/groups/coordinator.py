@@ -128,6 +128,14 @@ class GroupCoordinator:
     def _cancel(self, key: str) -> None:
         self.broker.cancel(self._timers.pop(key, None))
 
+    def rebalance_deadline_ms(self, group_id: str) -> int | None:
+        """When the group's running join or sync phase ends at the latest (its timer's due time)."""
+        for key in (_join_key(group_id), _sync_key(group_id)):
+            entry = self._timers.get(key)
+            if entry is not None and not entry.cancelled:
+                return entry.time_ms
+        return None
+
     def _member_id(self, client_id: str) -> str:
         rng = _MEMBER_ID_RNGS.get(self.cluster)
         if rng is None:
@@ -316,6 +324,9 @@ class GroupCoordinator:
         member.rebalance_timeout_ms = request.rebalance_timeout_ms
         member.session_timeout_ms = request.session_timeout_ms
         member.awaiting_join = reply
+        self.broker.publish(ev.MemberJoined(group=group.group_id, coordinator=self.broker.id,
+                                            member_id=member.member_id, client_id=member.client_id,
+                                            protocols=member.protocol_names(), rejoined=True))
         self._maybe_prepare_rebalance_or_complete_join(group, reason)
 
     # -- the join phase ---------------------------------------------------------------------

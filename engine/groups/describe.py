@@ -12,13 +12,29 @@ kafka-consumer-groups, which asks ListOffsets for "latest" with read_uncommitted
 log end offset is the leader's high watermark: records above it cannot be consumed yet, so
 they are not lag. Partitions assigned but never committed show a lag of None ("-" in Kafka's tool).
 A group whose coordinator is down (or still being elected) shows state "Unknown".
+
+While a rebalance runs (PreparingRebalance, CompletingRebalance) the group also carries
+`rebalance`: what the coordinator is waiting for, and until when —
+
+    "rebalance": {"phase": "join", "since_ms": 15025, "deadline_ms": 315025, "timeout_ms": 300000,
+                  "initial": false, "joined": ["c2"], "awaited": ["c1"], "new": ["c2"],
+                  "pending_member_ids": 0, "leader": "c1", "sync_awaited": []}
+
+`joined`: members whose JoinGroup waits at the coordinator; `awaited`: members that have not
+sent it yet (a consumer rejoins only inside poll()); `new`: members joining for the first time
+(the others are rejoining); the join phase ends when nobody is awaited,
+or at `deadline_ms` (the rebalance timeout: the members' largest max.poll.interval.ms; for a new
+group, group.initial.rebalance.delay.ms), removing who is still awaited. In the sync phase,
+`sync_awaited` are the members that have not sent SyncGroup yet (the leader's carries everyone's
+assignment).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from engine.groups.consumer_protocol import decode_assignment
-from engine.groups.coordinator import coordinator_for
+from engine.groups import group as g
+from engine.groups.coordinator import GroupCoordinator, coordinator_for
 from engine.groups.coordinator_partition import coordinator_partition
 from engine.groups.offsets_topic import OFFSETS_TOPIC
 
@@ -69,11 +85,36 @@ def describe_group(cluster: Cluster, group: str) -> dict:
             assigned.extend(partitions)
             out["members"].append({"member": names.get(m.member_id, m.client_id), "member_id": m.member_id,
                                    "assignment": partitions})
+        rebalance = _rebalance(coordinator, state, names)
+        if rebalance is not None:
+            out["rebalance"] = rebalance
     committed = coordinator.committed(group)
     out["committed"] = {f"{t}-{p}": o.offset for (t, p), o in sorted(committed.items())}
     out["lag"] = consumer_lag(cluster, group, committed={k: o.offset for k, o in committed.items()},
                               assigned=assigned)
     return out
+
+
+def _rebalance(coordinator: GroupCoordinator, state: g.ClassicGroup, names: dict[str, str]) -> dict | None:
+    """What a running rebalance waits for (see the module docstring); None outside one."""
+    if state.state not in (g.PREPARING_REBALANCE, g.COMPLETING_REBALANCE):
+        return None
+    members = state.members_in_order()
+    name = lambda m: names.get(m.member_id, m.client_id)   # noqa: E731
+    joining = state.state == g.PREPARING_REBALANCE
+    return {
+        "phase": "join" if joining else "sync",
+        "since_ms": state.state_timestamp,
+        "deadline_ms": coordinator.rebalance_deadline_ms(state.group_id),
+        "timeout_ms": state.rebalance_timeout_ms(),
+        "initial": joining and state.previous_state == g.EMPTY,
+        "joined": [name(m) for m in members if joining and m.awaiting_join is not None],
+        "awaited": [name(m) for m in members if joining and m.awaiting_join is None],
+        "new": [name(m) for m in members if joining and m.is_new],
+        "pending_member_ids": len(state.pending_join_members) if joining else 0,
+        "leader": name(state.members[state.leader_id]) if state.leader_id in state.members else None,
+        "sync_awaited": [] if joining else [name(m) for m in members if m.member_id in state.pending_sync_members],
+    }
 
 
 def consumer_lag(cluster: Cluster, group: str, *, committed: dict[tuple[str, int], int] | None = None,

@@ -26,7 +26,8 @@ const SERVER_FIELDS = {
   partition_network: { a: "a", b: "b", messages: { "to itself": "b" } },
   heal_network: { a: "a", b: "b", messages: { "to itself": "b" } },
   consumer_join: { member: "member", group: "group", topics: "topics", assignor: "assignor",
-                   poll_every_ms: "poll_every_ms", messages: { "is already running": "member" } },
+                   poll_every_ms: "poll_every_ms", config: "auto.offset.reset", INVALID_CONFIG: "auto.offset.reset",
+                   messages: { "is already running": "member", "auto.offset.reset": "auto.offset.reset" } },
   consumer_poll: { member: "member" }, consumer_commit: { member: "member" },
   consumer_leave: { member: "member" }, consumer_crash: { member: "member" },
 };
@@ -85,14 +86,22 @@ export function produceArgs(form) {
   return { args, rate: num(data.get("rate")) };
 }
 
+// A consumer that polls by itself (the default: a running application, consumer_app.PollLoop)
+// gets `poll_every_ms`; one that polls only when the learner presses Poll does not.
+// auto.offset.reset goes in the consumer's `config`.
 export function consumerJoinArgs(form) {
   const data = new FormData(form);
   const args = { member: String(data.get("member")).trim(), group: String(data.get("group")).trim(),
                  topics: splitTopics(data.get("topics")) };
   if (data.get("assignor")) args.assignor = data.get("assignor");
-  const every = num(data.get("poll_every_ms"));
-  if (every !== null) args.poll_every_ms = every;
+  if (pollsByItself(form)) args.poll_every_ms = num(data.get("poll_every_ms"));
+  const reset = data.get("auto.offset.reset");
+  if (reset) args.config = { "auto.offset.reset": reset };
   return args;
+}
+
+function pollsByItself(form) {
+  return (form.elements.namedItem("poll_mode")?.value ?? "auto") !== "manual";
 }
 
 function splitTopics(text) {
@@ -171,8 +180,20 @@ export function consumerJoinProblems(form, { bounds, view }) {
     group: group === "" ? "Give the group a name."
       : group.length > (bounds.max_group_id ?? 249) ? `At most ${bounds.max_group_id ?? 249} characters.` : "",
     topics: topics.length === 0 ? "Name at least one topic." : topics.map((t) => topicProblem(t)).find(Boolean) || "",
-    poll_every_ms: whole(form, "poll_every_ms", bounds.min_poll_every_ms ?? 10, bounds.max_wait_ms ?? Infinity, { required: false }),
+    poll_every_ms: pollsByItself(form)
+      ? whole(form, "poll_every_ms", bounds.min_poll_every_ms ?? 10, bounds.max_wait_ms ?? Infinity).replace(
+        /^Required\.$/, "How often it polls, in ms — or choose “only when you press Poll”.")
+      : "",
   };
+}
+
+// What Kafka allows but a learner rarely means, said at the field before the server's warning
+// comes (a join's warnings come when the join finishes): topics that do not exist yet.
+export function consumerJoinNotes(form, { view }) {
+  const missing = view ? splitTopics(form.elements.topics.value).filter((t) => !view.topics.has(t)) : [];
+  if (!missing.length) return {};
+  const them = missing.length === 1 ? `Topic “${missing[0]}” does not exist yet` : `Topics ${missing.map((t) => `“${t}”`).join(", ")} do not exist yet`;
+  return { topics: `${them}: the consumer joins anyway (Kafka allows it) and gets no partitions of ${missing.length === 1 ? "it" : "them"} until ${missing.length === 1 ? "it is" : "they are"} created.` };
 }
 
 // Consumer name → its group, for the consumers still running (the model's `consumers`).
@@ -259,9 +280,7 @@ export class Controls {
     });
     this._buttons("links", (command, data) => ({ a: nodeArg(data.get("a")), b: nodeArg(data.get("b")) }),
       (command, form) => ({ b: linkProblem(form.elements.a.value, form.elements.b.value) }));
-    this._submit("consumer-join", (form) => {
-      if (this._fine(form, consumerJoinProblems(form, this.ctx))) this.send("consumer_join", consumerJoinArgs(form), { form });
-    });
+    this._wireConsumerJoin();
     this._buttons("consumer-actions", (command, data) => ({ member: data.get("member") }),
       (command, form) => ({ member: chosen(form, "member", "No consumer yet: join one first.") }));
     this._submit("builtin-scenario", (form) => this._builtin(form));
@@ -275,6 +294,24 @@ export class Controls {
       const data = new FormData(form);
       if (!confirm("Start a fresh cluster in this session? (The old command log is kept.)")) return;
       this.socket.send({ type: "reset", brokers: num(data.get("brokers")), seed: num(data.get("seed")), truncation: data.get("truncation") });
+    });
+  }
+
+  // The join form: the poll interval only for a consumer that polls by itself; a note for
+  // auto.offset.reset=none; topics that do not exist said at their field (the join still goes).
+  _wireConsumerJoin() {
+    const form = this._form("consumer-join");
+    const sync = () => {
+      const auto = pollsByItself(form);
+      form.elements.poll_every_ms.disabled = !auto;
+      $("[data-reset-none]", form).hidden = !(auto && form.elements["auto.offset.reset"].value === "none");
+    };
+    form.addEventListener("change", sync);
+    sync();
+    this._submit("consumer-join", (form) => {
+      if (!this._fine(form, consumerJoinProblems(form, this.ctx))) return;
+      const notes = consumerJoinNotes(form, this.ctx);
+      this.send("consumer_join", consumerJoinArgs(form), { form }).then((ack) => { if (ack) showNotes(form, notes); });
     });
   }
 
@@ -408,6 +445,23 @@ export class Controls {
       form.__topicWired = true;
       form.elements.topic.addEventListener("change", () => this._fillTopicPartitions(this.view));
     }
+  }
+}
+
+// Notes at fields ({fieldName: sentence}): not problems — the command went — but worth reading.
+// They go when the field is edited or the form is sent again.
+function showNotes(form, notes) {
+  for (const old of form.querySelectorAll("[data-field-note]")) old.remove();
+  for (const [name, text] of Object.entries(notes)) {
+    const field = form.elements.namedItem(name);
+    if (!text || !field || field.nodeType !== Node.ELEMENT_NODE) continue;
+    const note = document.createElement("span");
+    note.className = "field-note";
+    note.dataset.fieldNote = name;
+    note.setAttribute("role", "status");
+    note.textContent = text;
+    field.after(note);
+    field.addEventListener("input", () => note.remove(), { once: true });
   }
 }
 

@@ -3,6 +3,8 @@
 
 const list = (xs) => `[${(xs || []).join(", ")}]`;
 const tp = (e) => `${e.topic}-${e.partition}`;
+// A member id is its client id and a UUID (KIP-394): "c1-2a53fb67-…" → "c1".
+const clientOf = (memberId) => String(memberId).replace(/-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "");
 
 const DESCRIBE = {
   broker_started: (e) => `broker ${e.broker} ${e.restarted ? "restarted" : "started"}` +
@@ -43,26 +45,54 @@ const DESCRIBE = {
   duplicate_batch_ignored: (e) => `broker ${e.broker} ${tp(e)}: duplicate batch (seq ${e.first_sequence}..${e.last_sequence}) ignored, already at ${e.base_offset}..${e.last_offset}`,
   produce_sequence_rejected: (e) => `broker ${e.broker} ${tp(e)}: sequence ${e.base_sequence} rejected (${e.error}, expected ${e.expected_sequence})`,
   group_state_changed: (e) => `group ${e.group}: ${e.previous_state} → ${e.state} (generation ${e.generation}, ${(e.members || []).length} member(s))` + (e.reason ? ` · ${e.reason}` : ""),
-  member_joined: (e) => `group ${e.group}: ${e.client_id} joined as ${e.member_id}`,
+  member_joined: (e) => e.rejoined ? `group ${e.group}: ${e.client_id} rejoined (its JoinGroup waits until every member has rejoined)`
+    : `group ${e.group}: ${e.client_id} joined as ${e.member_id}`,
   member_removed: (e) => `group ${e.group}: ${e.client_id} removed (${e.reason})`,
   rebalance_started: (e) => `group ${e.group}: rebalance started (was generation ${e.generation}) · ${e.reason}`,
   rebalance_completed: (e) => `group ${e.group}: generation ${e.generation} assigned by ${e.protocol}: ` +
-    Object.entries(e.assignment || {}).map(([m, ps]) => `${m} → [${ps.join(", ")}]`).join("; "),
+    Object.entries(e.assignment || {}).map(([m, ps]) => `${clientOf(m)} → [${ps.join(", ")}]`).join("; "),
   offsets_committed: (e) => `group ${e.group}: committed ${Object.entries(e.offsets || {}).map(([k, v]) => `${k}@${v}`).join(", ")}`,
   coordinator_loaded: (e) => `broker ${e.broker} coordinates __consumer_offsets-${e.partition}: ${(e.groups || []).length} group(s), ${e.offsets} offset(s) loaded`,
   coordinator_unloaded: (e) => `broker ${e.broker} no longer coordinates __consumer_offsets-${e.partition}`,
   coordinator_discovered: (e) => `${e.consumer}: coordinator of ${e.group} is broker ${e.coordinator}`,
-  assignment_received: (e) => `${e.consumer} (${e.group}, generation ${e.generation}) owns ${list(e.assignment)}` +
-    ((e.added || []).length ? ` · added ${list(e.added)}` : "") + ((e.revoked || []).length ? ` · revoked ${list(e.revoked)}` : "") + (e.idle ? " · idle" : ""),
+  assignment_received: (e) => assignmentReceived(e),
   partitions_revoked: (e) => `${e.consumer} ${e.lost ? "lost" : "gave up"} ${list(e.partitions)}${e.reason ? ` (${e.reason})` : ""}`,
   records_consumed: (e) => `${e.consumer} polled ${(e.records || []).length} record(s)` + recordsSpan(e.records),
   records_processed: (e) => `${e.consumer} processed ${(e.records || []).length} record(s)` + ((e.duplicates || []).length ? ` · ${e.duplicates.length} DUPLICATE(S)` : ""),
   offset_commit_failed: (e) => `${e.consumer}: commit to ${e.group} FAILED: ${e.error}`,
   offsets_reset: (e) => `${e.consumer}: ${tp(e)} reset to ${e.offset} (${e.strategy})`,
   consumer_left_group: (e) => `${e.consumer} left ${e.group} (${e.reason})`,
-  consumer_crashed: (e) => `${e.consumer} crashed${e.group ? ` (group ${e.group})` : ""}`,
+  consumer_crashed: (e) => `${e.consumer} crashed${e.group ? ` (group ${e.group}): no LeaveGroup is sent, so the coordinator keeps it as a member until its session times out` : ""}`,
   fault_injected: (e) => `fault: ${e.fault} ${list(e.brokers)}${e.detail ? " " + e.detail : ""}`,
 };
+
+// What a member gave up and what it got in a rebalance. With the eager protocols a member revokes
+// everything before it rejoins (so the engine's `added` is all it owns); `previous` says what it
+// had before, which is what a learner compares with.
+function assignmentReceived(e) {
+  const now = e.assignment || [];
+  const head = `${e.consumer} (group ${e.group}, generation ${e.generation})`;
+  if (!Array.isArray(e.previous)) {
+    return `${head} owns ${list(now)}` + ((e.added || []).length ? ` · added ${list(e.added)}` : "") +
+      ((e.revoked || []).length ? ` · revoked ${list(e.revoked)}` : "") + (e.idle ? " · idle" : "");
+  }
+  const before = e.previous;
+  const kept = now.filter((tp) => before.includes(tp));
+  const gaveUp = before.filter((tp) => !now.includes(tp));
+  const got = now.filter((tp) => !before.includes(tp));
+  const parts = [now.length ? `${head} now owns ${list(now)}` : `${head} owns nothing: more consumers than partitions, so it idles`];
+  if (!before.length && now.length) parts.push("all new to it");
+  if (kept.length) parts.push(`kept ${kept.join(", ")}`);
+  if (gaveUp.length) parts.push(`gave up (revoked) ${gaveUp.join(", ")}: no longer its to read`);
+  if (got.length && before.length) parts.push(`got ${got.join(", ")} (new to it)`);
+  const cooperative = (e.revoked || []).length > 0 || /cooperative/.test(e.protocol || "");
+  if (before.length && !cooperative) {
+    parts.push(`eager rebalance (${e.protocol || "eager"}): it had revoked all it owned before rejoining, so it stopped reading until now`);
+  } else if ((e.revoked || []).length) {
+    parts.push("cooperative rebalance: it kept reading the rest; a second rebalance hands the revoked partitions over");
+  }
+  return parts.join(" · ");
+}
 
 function recordsSpan(records) {
   if (!records || !records.length) return "";
