@@ -55,7 +55,7 @@ import os
 import shutil
 import sys
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Callable, Iterator
 
 from engine import events as ev
@@ -162,11 +162,13 @@ def sync_index_files(cluster: Cluster) -> None:
 
 
 def _write_meta(checkpoint: Checkpoint) -> None:
-    meta = {"version": FORMAT_VERSION, **asdict(checkpoint)}
-    del meta["path"]
+    # Field by field: dataclasses.asdict would deep-copy the layout (hundreds of entries) first.
+    meta = {"version": FORMAT_VERSION, **{f.name: getattr(checkpoint, f.name) for f in fields(checkpoint)
+                                         if f.name not in ("path", "files")}}
     meta["modules"] = list(checkpoint.modules)
+    meta["files"] = asdict(checkpoint.files)
     with open(os.path.join(checkpoint.path, META_FILE), "w", encoding="utf-8") as f:
-        json.dump(meta, f, indent=1)
+        f.write(json.dumps(meta))
 
 
 def _engine_modules() -> tuple[str, ...]:
@@ -178,28 +180,35 @@ def _engine_modules() -> tuple[str, ...]:
 
 # -- restore --------------------------------------------------------------------------------------
 def restore(checkpoint: Checkpoint | str, data_dir: str,
-            on_event: Callable[[ev.Event], None] | None = None) -> Cluster:
+            on_event: Callable[[ev.Event], None] | None = None, *, exclusive: bool = False) -> Cluster:
     """A cluster that continues from `checkpoint`, on its own copy of the files in `data_dir`
     (created; must be new or empty; any path). `on_event` sees every event from now on, as
     `Cluster(on_event=)` would; no other hook is attached (a driver sets its own, such as the
     scheduler's `yield_step`). The checkpoint can be restored again, any number of times.
-    If it fails, `data_dir` is removed again."""
+    If it fails, `data_dir` is removed again.
+
+    With `exclusive` the caller promises that no other cluster runs on files this checkpoint
+    shares (a lab host throws its cluster away before it restores): an active segment whose
+    stored file still holds exactly the recorded length is then linked, not copied — the restored
+    cluster appends to it, which no checkpoint minds (they keep their lengths). Most of a
+    checkpoint's active files are like that (idle partitions), and creating files is what a
+    restore spends its time on."""
     if not isinstance(checkpoint, Checkpoint):
         checkpoint = Checkpoint.open(checkpoint)
     if checkpoint.fingerprint != fingerprint():
         raise CheckpointError(f"{checkpoint.path} was taken with another Python or engine source")
     data_dir = _fresh_dir(data_dir)
     with _removed_on_failure(data_dir):
-        cluster = _restore(checkpoint, data_dir)
+        cluster = _restore(checkpoint, data_dir, exclusive)
     if on_event is not None:
         cluster.subscribe(on_event)
     return cluster
 
 
-def _restore(checkpoint: Checkpoint, data_dir: str) -> Cluster:
+def _restore(checkpoint: Checkpoint, data_dir: str, exclusive: bool = False) -> Cluster:
     for name in checkpoint.modules:
         importlib.import_module(name)  # handlers and listeners register on import, in the original's order
-    _restore_files(checkpoint, data_dir)
+    _restore_files(checkpoint, data_dir, exclusive)
     with open(os.path.join(checkpoint.path, STATE_FILE), "rb") as f:
         graph = graph_pickle.loads(zlib.decompress(f.read()), data_dir)
     graph_pickle.put_back(graph["side_tables"])
@@ -228,22 +237,30 @@ def _save_files(data_dir: str, into: str, layout: dict[str, str | int]) -> FileC
     """Keep the data dir's files in `into` (flat) and note in `layout` how each comes back."""
     tally = [0, 0, 0, 0]  # FileCounts' fields
     os.makedirs(into, exist_ok=True)
-    for folder, names in _walk(data_dir):
-        if folder != data_dir:
-            layout[os.path.relpath(folder, data_dir) + os.sep] = "dir"   # kept even when empty
-        sealed = sealed_segment_files(names)
-        for name in names:
-            src = os.path.join(folder, name)
-            relative = os.path.relpath(src, data_dir)
-            size = os.stat(src).st_size
-            active = SEGMENT_FILE.match(name) is not None and name not in sealed
-            link = active or _linkable(name, sealed)
-            layout[relative] = size if active else "link" if link else "copy"
-            _place(src, os.path.join(into, _flat(relative)), size, link, tally)
+    _save_dir(data_dir, "", into, layout, tally)
     return FileCounts(*tally)
 
 
-def _restore_files(checkpoint: Checkpoint, data_dir: str) -> None:
+def _save_dir(folder: str, relative: str, into: str, layout: dict[str, str | int], tally: list[int]) -> None:
+    with os.scandir(folder) as scan:
+        entries = sorted(scan, key=lambda entry: entry.name)
+    files = [e for e in entries if e.is_file(follow_symlinks=False)]
+    sealed = sealed_segment_files([e.name for e in files])
+    for entry in files:
+        path_rel = relative + entry.name
+        size = entry.stat(follow_symlinks=False).st_size
+        active = SEGMENT_FILE.match(entry.name) is not None and entry.name not in sealed
+        link = active or _linkable(entry.name, sealed)
+        layout[path_rel] = size if active else "link" if link else "copy"
+        _place(entry.path, os.path.join(into, _flat(path_rel)), size, link, tally)
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            sub = relative + entry.name + os.sep
+            layout[sub] = "dir"   # kept even when empty
+            _save_dir(entry.path, sub, into, layout, tally)
+
+
+def _restore_files(checkpoint: Checkpoint, data_dir: str, exclusive: bool = False) -> None:
     """The data dir as the checkpoint holds it: linked files linked again, active segments copied up
     to the length they had (their linked inode may have grown since), the rest copied."""
     tally = [0, 0, 0, 0]
@@ -258,16 +275,12 @@ def _restore_files(checkpoint: Checkpoint, data_dir: str) -> None:
             os.makedirs(folder, exist_ok=True)
             made.add(folder)
         stored = checkpoint.stored(relative)
-        if isinstance(mode, int):
+        if isinstance(mode, int) and exclusive and os.stat(stored).st_size == mode:
+            _place(stored, target, mode, True, tally)   # nobody appended since: it is that prefix
+        elif isinstance(mode, int):
             _copy_prefix(stored, target, mode, tally)
         else:
             _place(stored, target, os.stat(stored).st_size, mode == "link", tally)
-
-
-def _walk(root: str) -> Iterator[tuple[str, list[str]]]:
-    for folder, dirs, files in os.walk(root):
-        dirs.sort()
-        yield folder, sorted(files)
 
 
 def _flat(relative: str) -> str:
@@ -287,6 +300,10 @@ def _linkable(name: str, sealed: set[str]) -> bool:
 
 def _copy_prefix(src: str, dst: str, size: int, tally: list[int]) -> None:
     """`dst`: a new file holding the first `size` bytes of `src`."""
+    if size == 0:
+        os.close(os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        tally[2] += 1
+        return
     with open(src, "rb") as source, open(dst, "xb") as target:
         remaining = size
         while remaining > 0:

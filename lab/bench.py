@@ -15,6 +15,9 @@ asyncio client (Autobahn comes with Daphne), the way a browser tab does:
   no tab open: paused and kept in memory).
 - active_sessions_p95_under_100ms: the most sessions, each live at 1× with a tab producing a
   record every 200 ms, for which the p95 of command → ack stays under 100 ms.
+- rewind_p95_ms: a rewind to a random step of a one-hour live session played at 10× (printed
+  with the session's length in steps), beside a rewind replayed from step 0 — lab/bench_rewind.py
+  (in this process, on the host).
 
 The bench's server lifts the per-session limits that would stop it (KAFKA_LAB_MAX_RECORDS_PER_S
 1,000,000 instead of 2,000; disk and sessions in memory): a default session may produce at most
@@ -47,7 +50,8 @@ from lab.serve import free_port, wait_for_port
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"events_per_s": (">=", 20_000), "step_latency_p95_ms": ("<", 50),
-           "idle_session_rss_mb": ("<=", 10), "active_sessions_p95_under_100ms": (">=", 50)}
+           "idle_session_rss_mb": ("<=", 10), "active_sessions_p95_under_100ms": (">=", 50),
+           "rewind_p95_ms": ("<", 300)}
 ACTIVE_LEVELS = (10, 20, 30, 40, 50, 60, 80, 100, 120, 150)
 
 
@@ -376,6 +380,9 @@ async def measure(quick: bool) -> dict[str, object]:
         figures.update(await step_latency(server, 3 if quick else 60))
     with running_server() as server:
         figures.update(await active_sessions(server, (2,) if quick else ACTIVE_LEVELS, 0.5 if quick else 4.0))
+    from lab.bench_rewind import rewind_figures
+    figures.update(await asyncio.to_thread(rewind_figures, 0.2 if quick else 60.0, 5 if quick else 40,
+                                           1 if quick else 3))
     figures["cpus"] = os.cpu_count()
     figures["load_average"] = round(os.getloadavg()[0], 2)
     return figures
@@ -390,6 +397,12 @@ def report(figures: dict[str, object]) -> str:
     for key in ("events_covered_per_s", "frames_per_s", "step_latency_p50_ms", "clock_step_latency_p95_ms",
                 "server_rss_mb", "server_cpu_ms_per_active_session_s"):
         lines.append(f"  {key:34} {figures[key]:>10.1f}")
+    lines.append(f"  rewind: a {figures['rewind_session_wall_minutes_at_10x']:g}-minute session at 10× = "
+                 f"{figures['rewind_session_steps']:,} steps, {figures['rewind_session_virtual_s']:,} virtual s "
+                 f"(played in {figures['rewind_session_build_s']} s); rewind p50 {figures['rewind_p50_ms']:.0f} ms, "
+                 f"max {figures['rewind_max_ms']:.0f} ms; from step 0 {figures['rewind_from_start_ms']:.0f} ms "
+                 f"({figures['rewind_speedup']:.0f}× the p95); {figures['rewind_checkpoints']} checkpoints, "
+                 f"{figures['rewind_checkpoints_disk_mb']} MB")
     lines.append("  by active sessions (p95 command latency, CPU shares):")
     for count, row in figures["active_sessions_by_count"].items():
         lines.append(f"    {count:>4}: {row['p95_ms']:>7.1f} ms  server {row['server_cpu']:.2f} CPU, "

@@ -101,7 +101,9 @@ class CheckpointStore:
         return best
 
     def restore(self, entry: Entry, data_dir: str, on_event: Callable) -> Cluster:
-        cluster = engine_checkpoint.restore(entry.path, data_dir, on_event=on_event)
+        """The cluster of `entry`. The caller has thrown its running cluster away first: restores
+        are `exclusive` (engine.checkpoint.restore), which spares copying unchanged active files."""
+        cluster = engine_checkpoint.restore(entry.path, data_dir, on_event=on_event, exclusive=True)
         self._work_since = 0.0
         return cluster
 

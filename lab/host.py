@@ -36,7 +36,9 @@ What it keeps true:
 from __future__ import annotations
 
 import copy
+import logging
 import os
+import queue
 import shutil
 import threading
 import time
@@ -962,11 +964,23 @@ class SessionHost:
         self._cursor = 0
 
     def _restore(self, entry: Entry) -> None:
-        """The cluster as checkpoint `entry` holds it (in a new run dir), its log position too."""
-        old = (self.cluster, self._blocking, self.run_dir)
+        """The cluster as checkpoint `entry` holds it (in a new run dir), its log position too. The
+        running cluster goes first: no two clusters may append to files the checkpoints share
+        (lab/checkpoints.py); if the restore fails, the session is rebuilt by replay instead."""
+        _discard(self.cluster, self._blocking, self.run_dir)
         run_dir = os.path.join(self.root_dir, f"run-{_next_run_number(self.root_dir)}")
-        cluster = self.checkpoints.restore(entry, run_dir, self._on_event)
-        _discard(*old)
+        try:
+            cluster = self.checkpoints.restore(entry, run_dir, self._on_event)
+        except Exception:  # noqa: BLE001 - a damaged checkpoint must not lose the session
+            logging.getLogger(__name__).exception("lab: restoring checkpoint %s failed; replaying instead", entry.path)
+            self.checkpoints.clear()
+            self.cluster, self.tracker, self._blocking = self._new_cluster(self.shape)
+            self.series = Series()
+            self._running.clear()
+            for record in self.log:
+                record.running = False
+            self._cursor = 0
+            return
         with open(os.path.join(entry.path, SERIES_FILE), encoding="utf-8") as f:
             self.series = Series.load(f.read())
         self.cluster, self.run_dir, self._disk = cluster, run_dir, None
@@ -1082,7 +1096,8 @@ def _describe(error: BaseException) -> str:
 
 
 def _next_run_number(root_dir: str) -> int:
-    numbers = [int(name[4:]) for name in os.listdir(root_dir) if name.startswith("run-") and name[4:].isdigit()]
+    numbers = [int(number) for name in os.listdir(root_dir) if name.startswith("run-")
+               and (number := name[4:].removesuffix(".deleted")).isdigit()]   # run dirs being deleted count too
     return max(numbers, default=0) + 1
 
 
@@ -1091,7 +1106,35 @@ def _discard(cluster: Cluster, blocking: BlockingCommands, run_dir: str) -> None
         blocking.abandon()
         cluster.close()
     finally:
+        _delete_later(run_dir)
+
+
+_TRASH: queue.SimpleQueue[str] = queue.SimpleQueue()
+_TRASH_THREAD: list[threading.Thread] = []
+
+
+def _delete_later(run_dir: str) -> None:
+    """Delete a thrown-away run dir in the background: unlinking hundreds of files costs a rewind
+    tens of milliseconds it need not wait for. It is renamed out of the way first, at once, and
+    keeps its number: a new run dir never takes the old one's path."""
+    if not os.path.isdir(run_dir):
+        return
+    trash = f"{run_dir}.deleted"
+    try:
+        os.rename(run_dir, trash)
+    except OSError:
         shutil.rmtree(run_dir, ignore_errors=True)
+        return
+    _TRASH.put(trash)
+    if not _TRASH_THREAD or not _TRASH_THREAD[0].is_alive():
+        thread = threading.Thread(target=_empty_trash, name="lab-run-dir-deleter", daemon=True)
+        _TRASH_THREAD[:] = [thread]
+        thread.start()
+
+
+def _empty_trash() -> None:
+    while True:
+        shutil.rmtree(_TRASH.get(), ignore_errors=True)
 
 
 def _tree_size(path: str) -> int:

@@ -358,6 +358,7 @@ def _consumers(cluster: Cluster) -> list[dict]:
         status = "crashed" if not consumer.alive else "closed" if consumer.closed else "active"
         coordinator = getattr(consumer, "coordinator", None)
         out.append({"name": name, "node": consumer.node, "group": consumer.group_id, "status": status,
+                    "member_id": getattr(consumer, "member_id", "") or None,   # tells a re-joined name from its crashed self
                     "polls_by_itself": consumer.app is not None,
                     "stable": bool(status == "active" and coordinator is not None and consumer.is_stable())})
     return out
