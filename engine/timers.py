@@ -120,7 +120,7 @@ def _controller_moves(cluster: Cluster, broker_id: int, due: int, setting: str, 
                           f"{'it' if len(led) + led_internal == 1 else 'them'} until the controller, told by "
                           f"ZooKeeper that the session expired, elects a new leader from the ISR"))
     if followed or followed_internal:
-        out.append(_timer("isr_shrink", _names(followed, followed_internal), due, setting, timeout,
+        out.append(_timer("isr_shrink", f"{_names(followed, followed_internal)}: broker {broker_id}", due, setting, timeout,
                           f"Broker {broker_id} stays in the ISR of {_names(followed, followed_internal)} until "
                           f"its session expires; then the controller removes it"))
     return out
@@ -173,12 +173,20 @@ def _produce_requests(cluster: Cluster) -> list[dict]:
     """The lab's produce requests (Cluster.produce) still unanswered after a while: acks=all ones
     parked in the leader's purgatory until the HW passes them, or ones whose answer will never
     come (a dead leader, a cut link). The producer gives up at its request time-out."""
-    waiting = [r for r in cluster.produced if r.acked is None and r.acks != 0]
+    timeout, now = cluster.broker_config.request_timeout_ms, cluster.now_ms
     pending = sorted((timer for _, timer in cluster._client._pending.values() if not timer.cancelled),
                      key=lambda e: e.sequence)
-    if not waiting or len(waiting) != len(pending):
-        return []      # sent in request order, answered or timed out together: pairs line up
-    timeout, now = cluster.broker_config.request_timeout_ms, cluster.now_ms
+    if not pending or now - (pending[0].time_ms - timeout) < LAGGING_AFTER_MS:
+        return []      # nothing unanswered for long (the usual case: answers take milliseconds)
+    waiting = []       # newest first, as many as there are pending requests
+    for record in reversed(cluster.produced):
+        if record.acked is None and record.acks != 0:
+            waiting.append(record)
+            if len(waiting) == len(pending):
+                break
+    if len(waiting) != len(pending):
+        return []
+    waiting.reverse()  # sent in request order, answered or timed out one by one: the pairs line up
     per_partition: dict[tuple[str, int], list[int]] = {}
     for record, timer in zip(waiting, pending):
         if now - (timer.time_ms - timeout) >= LAGGING_AFTER_MS:

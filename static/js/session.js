@@ -18,6 +18,9 @@ import { SegmentView } from "./segment-view.js";
 import { MessageBrowser } from "./messages.js";
 import { Controls } from "./controls.js";
 import { errorToast, initToasts, toast } from "./toasts.js";
+import { renderTimers } from "./guidance.js";
+import { StartOptions, readStartOptions } from "./start-options.js";
+import { ScenarioModes } from "./scenario-modes.js";
 
 const root = document.getElementById("lab");
 initToasts($("[data-toasts]", root));
@@ -62,7 +65,10 @@ const socket = new LabSocket(root.dataset.wsUrl, {
     afterModel(true);
     segmentView.refresh();   // the panels read the running session: only now is it sure to be loaded
     hideBanner();
-    if (newLine) toast("A new line of time: the session was reset or a scenario was loaded", { kind: "info" });
+    if (newLine && !startOptions.consumeOwnLine()) {
+      toast("A new line of time: the session was reset or a scenario was loaded", { kind: "info" });
+    }
+    startOptions.onHello(m);
   },
   events(m) { onFrame(m); },
   state(m) { onFrame(m); },
@@ -225,6 +231,38 @@ const controls = new Controls(root, socket, {
   },
 });
 
+// The lab explaining itself (guidance.js): what the cluster waits for, a card's start options
+// (start-options.js), a built-in scenario in either truncation mode (scenario-modes.js), and why
+// nothing moves after Produce while the clock is paused.
+const timersOut = $("[data-clock=timers]", root);
+function askReplace(name) {
+  return confirm(`Load ${name}? It replaces this session's cluster with the scenario's (the current ` +
+                 "command log is kept as the session's history).");
+}
+async function fetchScenario(name) {
+  const response = await fetch(`${root.dataset.scenarioUrl}${encodeURIComponent(name)}.json`);
+  if (!response.ok) throw new Error(`the lab answered ${response.status}`);
+  return response.json();
+}
+const startOptions = new StartOptions(readStartOptions(), {
+  send: (message) => socket.send(message),
+  stepScenario(count) { for (let i = 0; i < count; i++) socket.clock("step"); },
+  selectTab(id) { const tab = document.getElementById(`tab-${id}`); if (tab) selectTab(tab); },
+  confirmReplace: askReplace,
+  fetchScenario,
+  fail: (message) => errorToast(message),
+});
+new ScenarioModes(root, { send: (message) => socket.send(message), confirmReplace: askReplace,
+                          fail: (message) => errorToast(message) });
+$("form[data-form=produce]", root).addEventListener("submit", (event) => {
+  const form = event.currentTarget;
+  setTimeout(() => {   // after controls.js has checked the form (a refused one is marked aria-invalid)
+    if (vclock.mode === "live" || form.querySelector("[aria-invalid=true]")) return;
+    timeline.say("Produce queued: press Play or Step — nothing moves while paused 已暂停：按 Play 或 Step");
+    toast("Queued: press Play or Step — nothing moves while the clock is paused", { kind: "info" });
+  }, 0);
+});
+
 const tabListeners = {
   "x-segments": (v) => segmentView.setVisible(v),
   "x-messages": (v) => messageBrowser.setVisible(v),
@@ -364,14 +402,15 @@ function eventsPerSecond(wall) {
 }
 
 function draw(wall, vnow, moving) {
-  renderCluster(svg, app.view, vnow, wall, { selected: app.selected, showInternal: app.showInternal,
+  renderCluster(svg, app.view, vnow, wall, { selected: app.selected, showInternal: app.showInternal, vnow,
                                              animate: eventsPerSecond(wall) < CALM_EVENTS_PER_S });
+  renderTimers(timersOut, app.view.timers, vnow);
   if (app.dirty) {
     app.dirty = false;
     renderSummary($("[data-partition-summary-body]", root), app.view, { showInternal: app.showInternal });
     const internal = Array.from(app.view.topics.keys()).filter((t) => t.startsWith("__"));
     internalToggle.hidden = internal.length === 0;
-    renderTruncations($("[data-truncation-list]", root), app.view);
+    renderTruncations($("[data-truncation-list]", root), app.view, { showInternal: app.showInternal });
     controls.refreshOptions(app.view);
     if (groupVisible) groupView.render(app.view, wall);
   } else if (groupVisible && moving) {

@@ -9,6 +9,7 @@
 // they slide by CSS alone (each mark's `left` is its step over the container's `--steps`).
 
 import { $, h, patch } from "./dom.js";
+import { describeAction, describeEvents, scenarioGuide } from "./guidance.js";
 
 const MIN_SPEED = 0.1;
 const MAX_SPEED = 10;
@@ -132,25 +133,7 @@ export class Timeline {
     this.playButton.setAttribute("aria-pressed", live ? "true" : "false");
     this.root.dataset.mode = message.mode;
     this.modeOut.textContent = live ? "live 运行中" : "paused 已暂停";
-    const scenario = $("[data-clock=scenario]", this.root);
-    const s = message.scenario;
-    if (s) {
-      scenario.hidden = false;
-      const played = s.done ? s.steps : s.next_step;
-      const where = s.done ? "played to the end" : s.in_progress ? `playing step ${s.next_step + 1} of ${s.steps}`
-        : `next: step ${s.next_step + 1} of ${s.steps}`;
-      scenario.textContent = `scenario ${s.name || ""} · ${played} of ${s.steps} steps done · ${where}`;
-      scenario.dataset.done = s.done ? "true" : "false";
-    } else {
-      scenario.hidden = true;
-    }
-    if (this.noteOut) {
-      const notes = [];
-      if (s?.last) notes.push(`Step ${s.last_step + 1} did: ${describeCommand(s.last.command)}${s.last_note ? ` — ${s.last_note}` : ""}`);
-      if (s && !s.done && s.next) notes.push(`Next (step ${s.next_step + 1}): ${describeCommand(s.next.command)}${s.next_note ? ` — ${s.next_note}` : ""}`);
-      this.noteOut.textContent = notes.join("\n");
-      this.noteOut.hidden = notes.length === 0;
-    }
+    this.applyScenario(message.scenario);
     if (this.runningOut) {
       const running = message.running || [];
       this.runningOut.textContent = running.length
@@ -181,16 +164,50 @@ export class Timeline {
     this.dirty = true;
   }
 
-  // What the newest frame's actions were: a Step always says what it did, even when it changed nothing.
+  // Where a loaded scenario stands: the label ("scenario x · 3 of 18 steps played") and, prominent,
+  // the note of the step just played (or playing), with the next one's below; at the end, the last.
+  applyScenario(s) {
+    const scenario = $("[data-clock=scenario]", this.root);
+    const guide = scenarioGuide(s, describeCommand);
+    scenario.hidden = !guide;
+    if (guide) {
+      scenario.textContent = guide.where;
+      scenario.dataset.done = s.done ? "true" : "false";
+      scenario.dataset.nextStep = String(s.next_step);
+    }
+    if (!this.noteOut) return;
+    this.noteOut.hidden = !guide;
+    patch(this.noteOut, guide ? [
+      h("strong", { key: "main", class: "note-main" }, guide.main),
+      guide.next ? h("span", { key: "next", class: "note-next" }, guide.next) : null,
+    ] : []);
+  }
+
+  // What the newest frame's actions did, in a learner's words: a Step always says what it did,
+  // even when it changed nothing. The sentence is the last action's (its events share its step).
   setLastAction(frame, events) {
-    if (!this.lastOut || !frame.actions) return;
-    const shown = events.filter((e) => e.kind !== "message_sent").map((e) => e.kind);
-    const kinds = [...new Set(shown)].slice(0, 4).join(", ");
-    const what = events.length ? `${events.length} event${events.length === 1 ? "" : "s"}${kinds ? ` (${kinds})` : ""}`
-      : "no visible change";
+    if (!this.lastOut) return;
+    if (!frame.actions) {   // a command, with no scheduler action of its own: what it changed, if anything
+      const clauses = describeEvents(events).slice(0, 3);
+      if (clauses.length) {
+        this.lastOut.textContent = `Step ${frame.step} · a command: ${clauses.join("; ")}`;
+        this.lastOut.dataset.kind = "command";
+      }
+      return;
+    }
+    const own = events.filter((e) => e.step === frame.step);
+    const sentence = describeAction(frame.last_action, own);
     this.lastOut.textContent = frame.actions === 1
-      ? `Step ${frame.step}: ${frame.last_action || "an action"} — ${what}`
-      : `${frame.actions} actions to step ${frame.step}, the last: ${frame.last_action || "?"} — ${what}`;
+      ? `Step ${frame.step} · ${sentence}`
+      : `Step ${frame.step} · ${frame.actions} actions, the last: ${sentence}`;
+    this.lastOut.dataset.kind = "action";
+  }
+
+  // A word in the same place when nothing moved and the learner should know why.
+  say(text) {
+    if (!this.lastOut) return;
+    this.lastOut.textContent = text;
+    this.lastOut.dataset.kind = "hint";
   }
 
   setStep(step, timeMs) {
