@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from django.urls import path
 
+from lab import views_compare
 from lab import views_explore as views
 
 urlpatterns = [
     path(f"lab/explore/plotly-{views.PLOTLY_VERSION}.min.js", views.plotly_js, name="plotly_js"),
     path("lab/explore/scenarios/", views.scenario_options, name="explore_scenarios"),
     path("lab/explore/scenarios/<slug:name>.json", views.scenario_json, name="explore_scenario_json"),
+    path("lab/explore/scenarios/<slug:name>/compare/", views_compare.compare_modes, name="explore_compare_modes"),
     path("lab/explore/event-kinds/", views.event_kinds, name="explore_event_kinds"),
     path("lab/<uuid:session_id>/explore/segments/", views.segments, name="explore_segments"),
     path("lab/<uuid:session_id>/explore/segments/dump/", views.segment_dump, name="explore_segment_dump"),

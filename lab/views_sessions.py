@@ -13,11 +13,12 @@ import shutil
 import tempfile
 import uuid
 from typing import Any
+from urllib.parse import urlencode
 
 from asgiref.sync import async_to_sync
 from django import forms
 from django.db.models import Count, F, Q
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -26,6 +27,7 @@ import lab
 from engine.broker.errors import InvalidConfigError
 from engine.cluster import MAX_BROKERS, Cluster, ClusterError
 from engine.scenarios import schema
+from engine.scenarios.runner import ScenarioError, builtin_names, load_scenario
 from lab.consumers import CLOSE_DELETED
 from lab.host import Shape
 from lab.limits import Limits
@@ -86,17 +88,58 @@ class NewSessionForm(ShapeForm):
     field_order = ["name", "brokers", "seed", "truncation", "config"]
 
 
+# What a landing-page card asks the new session to open with (static/js/start-options.js acts on
+# it once): a built-in scenario, the segment view's topic, the panels to show.
+START_OPENS = {"segments": "a topic made for the segment view (1 KiB segments), forty records in it"}
+START_TABS = frozenset({"c-topic", "c-produce", "c-faults", "c-consumers", "c-scenario",
+                        "x-segments", "x-group", "x-messages", "x-charts", "x-events"})
+
+
+def _start_options(data: QueryDict) -> dict[str, str]:
+    """The card's start options from a query string or the form's hidden fields; anything unknown
+    is dropped (a link cannot make the page do something else)."""
+    out = {}
+    if data.get("scenario") in builtin_names():
+        out["scenario"] = data["scenario"]
+    if data.get("open") in START_OPENS:
+        out["open"] = data["open"]
+    tabs = [t for t in (data.get("tab") or "").split(",") if t in START_TABS]
+    if tabs:
+        out["tab"] = ",".join(dict.fromkeys(tabs))
+    return out
+
+
+def _start_initial(start: dict[str, str]) -> dict[str, Any]:
+    """The form's first values for a card: a scenario brings its own cluster (its shape is what
+    loading it sets anyway) and a name."""
+    if "scenario" not in start:
+        return {"name": "The partition log"} if start.get("open") == "segments" else {}
+    try:
+        cluster = load_scenario(start["scenario"]).get("cluster") or {}
+    except ScenarioError:
+        return {}
+    return {"name": start["scenario"], "brokers": cluster.get("brokers", 3), "seed": cluster.get("seed", 0),
+            "truncation": cluster.get("truncation") or "leader-epoch",
+            "config": json.dumps(cluster["config"]) if cluster.get("config") else ""}
+
+
 @require_http_methods(["GET", "POST"])
 def new_session(request: HttpRequest) -> HttpResponse:
-    form = NewSessionForm(request.POST or None)
+    """The new-session form. A landing-page card's start options (`?scenario=…&open=…&tab=…`) ride
+    along in hidden fields and on to the session page's address."""
+    start = _start_options(request.POST if request.method == "POST" else request.GET)
+    form = NewSessionForm(request.POST or None, initial=_start_initial(start))
     if request.method == "POST" and form.is_valid():
         shape = form.shape()
         session = LabSession.objects.create(owner=_visitor_key(request), name=form.cleaned_data["name"],
                                             brokers=shape.brokers, seed=shape.seed, truncation=shape.truncation,
                                             config=shape.config)
-        return redirect("session_open", session_id=session.id)
+        target = reverse("session_open", kwargs={"session_id": session.id})
+        return redirect(f"{target}?{urlencode(start)}" if start else target)
     status = 400 if request.method == "POST" else 200
-    return render(request, "lab/new_session.html", _context(form=form), status=status)
+    return render(request, "lab/new_session.html", _context(form=form, start=start,
+                                                            start_open=START_OPENS.get(start.get("open", ""))),
+                  status=status)
 
 
 def session_list(request: HttpRequest) -> HttpResponse:

@@ -7,7 +7,8 @@
 //
 // Events do not change the model; they only animate it: flashes on a broker or replica, a message
 // travelling between two nodes (placed at any virtual instant from its send/arrive times),
-// truncated cells fading out, the list of what truncations removed. Those effects are bounded
+// truncated cells fading out (what became of them — lost or fetched back — is the model's
+// `truncations`, the server's). Those effects are bounded
 // whatever the event rate: one trail per route, at most MESSAGES_KEPT messages in flight.
 
 export const RECORDS_KEPT = 32;      // per replica: the server sends the newest RECORDS_PER_REPLICA (lab/model.py)
@@ -40,13 +41,13 @@ export function emptyView() {
     consumers: [],             // [{name, node, group, status, polls_by_itself, stable}]
     clients: new Set(),        // client nodes on the network ("client", "consumer-c1", ...)
     produced_count: 0,
-    timers: [],                // what the cluster is waiting for, with when (lab/model.py)
+    timers: [],                // what the cluster is waiting for, with when (lab/model.py, engine/timers.py)
+    truncations: [],           // recent truncations, each removed record's fate (lab/model.py, lab/truncations.py)
     // effects, from events only
     inflight: new Map(),       // message_id -> {message_id, api, src, dst, send_ms, arrive_ms}
     trails: new Map(),         // route "src>dst>api[!]" -> {src, dst, api, until, lost}
     flashes: new Map(),        // "replica:<b>:<pkey>" | "broker:<b>" -> {cls, until}
     ghosts: [],                // removed cells: {broker, topic, partition, offset, key, value, until}
-    truncations: [],           // log_truncated events, for "what was lost"
   };
 }
 
@@ -63,6 +64,7 @@ function setSections(view, model) {
   if (model.clients) view.clients = new Set(model.clients);
   if (model.produced_count !== undefined) view.produced_count = model.produced_count;
   if (model.timers) view.timers = model.timers;
+  if (model.truncations) view.truncations = model.truncations;
   for (const key of ["step", "time_ms", "seq"]) if (typeof model[key] === "number") view[key] = model[key];
 }
 
@@ -149,8 +151,6 @@ const EFFECTS = {
       view.ghosts.push({ broker: e.broker, topic: e.topic, partition: e.partition, offset: r.offset, key: r.key,
                          value: r.value, until: now + GHOST_MS });
     }
-    view.truncations.push(e);
-    if (view.truncations.length > 200) view.truncations.splice(0, view.truncations.length - 200);
     flash(view, replicaFlashKey(e.broker, e.topic, e.partition), "flash-truncated", now);
   },
   isr_shrunk(view, e, now) {
@@ -186,7 +186,6 @@ export function forgetEffectsAfter(view, timeMs) {
   view.inflight.clear();
   view.trails.clear();
   view.ghosts = [];
-  view.truncations = view.truncations.filter((e) => e.time_ms <= timeMs);
 }
 
 // Drop effects whose time has passed and messages that have arrived by virtual time `vnow`.
