@@ -7,7 +7,8 @@ import sys
 
 from tests.servers import REPO_ROOT
 
-FIGURES = ("events_per_s", "step_latency_p95_ms", "idle_session_rss_mb", "active_sessions_p95_under_100ms")
+FIGURES = ("events_per_s", "step_latency_p95_ms", "idle_session_rss_mb", "active_sessions_p95_under_100ms",
+           "rewind_p95_ms")
 
 
 def test_the_bench_reports_every_figure_as_json() -> None:
@@ -20,6 +21,7 @@ def test_the_bench_reports_every_figure_as_json() -> None:
         assert isinstance(figures[name], (int, float)), name
     assert figures["events_per_s"] > 0  # frames did reach the client
     assert figures["active_sessions_by_count"]
+    assert figures["rewind_session_steps"] > 0 and figures["rewind_from_start_ms"] > 0
 
 
 def test_the_bench_prints_figures_next_to_their_targets() -> None:
@@ -30,6 +32,10 @@ def test_the_bench_prints_figures_next_to_their_targets() -> None:
                "step_latency_p50_ms": 5.0, "clock_step_latency_p95_ms": 9.0, "server_rss_mb": 90.0,
                "server_cpu_ms_per_active_session_s": 8.0,
                "active_sessions_by_count": {10: {"p95_ms": 20.0, "server_cpu": 0.1, "client_cpu": 0.1}},
+               "rewind_p95_ms": 120.0, "rewind_p50_ms": 60.0, "rewind_max_ms": 150.0, "rewind_session_steps": 10_000,
+               "rewind_session_virtual_s": 600, "rewind_session_wall_minutes_at_10x": 1.0,
+               "rewind_session_build_s": 9.0, "rewind_from_start_ms": 900.0, "rewind_speedup": 7.5,
+               "rewind_checkpoints": 30, "rewind_checkpoints_disk_mb": 4.0,
                "cpus": 2, "load_average": 0.5}
 
     text = report(figures)
@@ -37,4 +43,5 @@ def test_the_bench_prints_figures_next_to_their_targets() -> None:
     assert set(TARGETS) == set(FIGURES)
     assert "events_per_s" in text and "target >= 20000" in text
     assert "step_latency_p95_ms" in text and "MISSED" in text  # 60 ms is over the 50 ms target
-    assert text.count(" ok") == 3
+    assert text.count(" ok") == 4
+    assert "rewind_p95_ms" in text and "10,000 steps" in text
