@@ -10,6 +10,7 @@
 
 import { h, patch } from "./dom.js";
 import { messageProgress, partitionKey, partitionLabel, sortedPartitions } from "./lab-state.js";
+import { controllerNotice } from "./guidance.js";
 
 const W = 1000;
 const PAD = 16;
@@ -137,14 +138,37 @@ function cellNodes(view, part, brokerId, rep, win, x0, y0, animate) {
   }
   for (const g of view.ghosts) {
     if (g.broker !== brokerId || g.topic !== part.topic || g.partition !== part.partition || g.offset < win.start) continue;
-    const x = x0 + (g.offset - win.start) * CELL;
-    cells.push(h("g", { key: `ghost${g.offset}`, class: "cell ghost", "data-truncated-offset": g.offset }, [
-      h("rect", { x, y: y0, width: CELL_W, height: CELL_H, rx: 3 }),
-      h("text", { x: x + CELL_W / 2, y: y0 + CELL_H / 2 + 5, "text-anchor": "middle" }, "✕"),
-      h("title", {}, `offset ${g.offset} was truncated: key ${g.key ?? "null"} · value ${g.value ?? "null"}`),
-    ]));
+    const ghost = ghostCell(g, ghostFate(view, g), x0 + (g.offset - win.start) * CELL, y0);
+    if (ghost) cells.push(ghost);
   }
   return cells;
+}
+
+// What became of a truncated cell's record (the model's `truncations`, lab/truncations.py):
+// "lost", "refetched", "kept" (still on the leader) — or null while the server has not said.
+function ghostFate(view, g) {
+  for (let i = view.truncations.length - 1; i >= 0; i--) {
+    const t = view.truncations[i];
+    if (t.broker !== g.broker || t.topic !== g.topic || t.partition !== g.partition) continue;
+    const r = t.removed.find((x) => x.offset === g.offset && x.value === g.value && x.key === g.key);
+    if (r) return r.fate;
+  }
+  return null;
+}
+
+// Only a lost record gets the red ✕. One fetched back needs no mark (its cell is there again);
+// one the leader still holds gets a calm outline where it will come back.
+function ghostCell(g, fate, x, y0) {
+  if (fate === "refetched" || fate === "expired") return null;
+  const kept = fate === "kept";
+  const what = `key ${g.key ?? "null"} · value ${g.value ?? "null"}`;
+  return h("g", { key: `ghost${g.offset}`, class: `cell ghost${kept ? " kept" : ""}`, "data-truncated-offset": g.offset,
+                  "data-fate": fate ?? "" }, [
+    h("rect", { x, y: y0, width: CELL_W, height: CELL_H, rx: 3 }),
+    h("text", { x: x + CELL_W / 2, y: y0 + CELL_H / 2 + 5, "text-anchor": "middle" }, kept ? "↺" : "✕"),
+    h("title", {}, kept ? `offset ${g.offset} was truncated here, but the leader still holds it (${what}): it will be fetched back`
+      : `offset ${g.offset} was truncated and is lost: ${what}`),
+  ]);
 }
 
 function markerX(x0, win, offset) {
@@ -215,7 +239,12 @@ function brokerNode(view, b, box, layoutInfo, wallNow, ui) {
     bx += width + 6;
   };
   badge(b.alive ? "up" : "down", b.alive ? "up" : "DOWN");
-  if (b.controller || view.controller === b.id) badge("controller", "controller");
+  // A dead controller stays the controller until ZooKeeper expires its session: say for how long.
+  if (b.controller || view.controller === b.id) {
+    badge("controller", b.alive ? "controller" : "controller (down)");
+    const notice = b.alive ? null : controllerNotice(view, b.id, ui.vnow);
+    if (notice) badge("controller-notice", notice);
+  }
   if (b.paused_fetcher) badge("paused", "fetch paused");
   if (b.slow_ms) badge("slow", `+${b.slow_ms} ms`);
   if (cut) badge("cut", `✂ ${cut} link${cut > 1 ? "s" : ""}`);
@@ -314,15 +343,38 @@ export function renderSummary(tbody, view, ui = {}) {
   patch(tbody, rows.length ? rows : [h("tr", { key: "none" }, [h("td", { colspan: 7, class: "muted" }, "No topics yet — create one on the left.")])]);
 }
 
-export function renderTruncations(list, view) {
-  const items = view.truncations.slice(-20).reverse().map((e) => {
-    const lost = (e.removed || []).map((r) => `offset ${r.offset} (key ${r.key ?? "null"}, value ${r.value ?? "null"})`).join(" · ");
-    return h("li", { key: `t${e.seq}`, "data-truncation": `${e.topic}-${e.partition}`, "data-broker": e.broker }, [
-      h("strong", {}, `Broker ${e.broker} · ${e.topic}-${e.partition}`),
-      h("span", {}, ` truncated from offset ${e.from_offset} to ${e.to_offset} (${e.reason}) — ${e.records_removed} record${e.records_removed === 1 ? "" : "s"} lost`),
-      lost ? h("div", { class: "lost" }, `lost: ${lost}`) : null,
+// "What was lost": the recent truncations (the model's `truncations`), newest first, each removed
+// record under what became of it — lost (no replica of the partition holds it at that offset any
+// more), fetched back, or still on the leader — so a record truncated and copied back again is
+// never listed as lost. Internal topics only with `ui.showInternal`.
+export function renderTruncations(list, view, ui = {}) {
+  const shown = (view.truncations || []).filter((t) => ui.showInternal || !t.internal);
+  const items = shown.slice().reverse().map((t) => {
+    const removed = t.removed || [];
+    const group = (fate) => removed.filter((r) => r.fate === fate);
+    const record = (r) => `offset ${r.offset} (key ${r.key ?? "null"}, ${r.value ?? "null"})` +
+      (r.fate === "lost" && r.now ? ` — now ${r.now.value ?? "null"} there` : "");
+    const line = (fate, cls, words) => {
+      const rs = group(fate);
+      return rs.length ? h("div", { key: fate, class: cls, "data-fate": fate }, `${words}: ${rs.map(record).join(" · ")}`) : null;
+    };
+    const unlisted = t.records_removed - removed.length;
+    const counts = [t.lost ? `${t.lost} lost` : null, t.refetched ? `${t.refetched} fetched back` : null,
+                    t.kept ? `${t.kept} still on the leader` : null].filter(Boolean).join(", ");
+    return h("li", { key: `t${t.seq}`, "data-truncation": `${t.topic}-${t.partition}`, "data-broker": t.broker,
+                     "data-lost": t.lost, "data-refetched": t.refetched }, [
+      h("strong", {}, `Broker ${t.broker} · ${t.topic}-${t.partition}`),
+      h("span", {}, ` truncated from offset ${t.from_offset} to ${t.to_offset} (${t.reason}) — ` +
+        `${t.records_removed} record${t.records_removed === 1 ? "" : "s"} removed${counts ? `: ${counts}` : ""}`),
+      line("lost", "lost", "lost 丢失"),
+      line("refetched", "refetched", "fetched back 已找回 (the same record is at that offset again)"),
+      line("kept", "kept", "still on the leader, to be fetched back"),
+      unlisted > 0 ? h("div", { key: "more", class: "muted" }, `…and ${unlisted} more not listed`) : null,
     ]);
   });
   patch(list, items);
-  list.closest("[data-truncations]")?.toggleAttribute("hidden", items.length === 0);
+  const box = list.closest("[data-truncations]");
+  box?.toggleAttribute("hidden", items.length === 0);
+  const heading = box?.querySelector("h2");
+  if (heading) heading.textContent = shown.some((t) => t.lost) ? "What was lost 丢失的数据" : "What truncation removed 截断的记录";
 }
