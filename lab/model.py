@@ -185,7 +185,9 @@ class ModelTracker:
         check = self._patches % FULL_CHECK_EVERY == 0
         out: dict[str, Any] = {}
         dirty = None if self._dirty_all or check else self._dirty
-        for name, value in self._sections(groups=self._groups_dirty or check, dirty=dirty).items():
+        # Groups are described anew every patch (cheap; what they show can change with the clock
+        # alone — a rebalance's deadline, a member's session running out — so no event says when).
+        for name, value in self._sections(groups=True, dirty=dirty).items():
             if self._mirror.get(name) != value:
                 out[name] = value
                 self._mirror[name] = value
