@@ -384,6 +384,7 @@ class SessionHost:
         """Apply a logged command to the cluster: inline, or — a call that may block — as a running
         command that takes turns with the clock. An engine error is kept on the record."""
         record.first_seq = self.cluster.bus.count
+        self.timeline_version += 1   # one command fewer ahead (or one more behind)
         call = _step_call(self.cluster, record)
         if not may_block(record.command, record.args):
             _settle_record(record, _run_inline(call))
@@ -592,6 +593,7 @@ class SessionHost:
             self._pause()
             self._drop_script()
             self.clock_version += 1
+            self.timeline_version += 1   # the commands applied and ahead change with the position
             self._furthest = max(self._furthest, self.steps)
             self._seek(to_step, None, commands=self._commands_at(to_step, after_seq, commands))
             self._forget_collected()
