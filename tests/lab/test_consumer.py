@@ -443,3 +443,41 @@ def test_a_reset_from_the_sessions_page_says_hello_to_open_tabs() -> None:
     assert len(hello["model"]["brokers"]) == 4
     session.refresh_from_db()
     assert (session.generation, session.brokers) == (2, 4)
+
+
+def test_a_scenario_stepped_to_its_end_reaches_the_tab_whole() -> None:
+    """group-member-crashes' last steps (run 30 s, run 25 s) make frames of over a megabyte of
+    events: Daphne refuses to send a message over 1 MiB, and the page stayed at generation 2.
+    Every message stays under it, and the tab's model (hello + every patch) ends as the engine."""
+    from tests.lab.test_model import apply_patch
+    key = visitor()
+    session = lab_session(key)
+
+    async def scenario() -> tuple[dict, list[str], dict]:
+        socket, _ = await opened(session.id, key)
+        await send(socket, type="load_scenario", scenario="group-member-crashes")
+        hello, _ = await until(socket, "hello")
+        texts = []
+        for _ in range(13):
+            await send(socket, type="clock", action="step")
+        while not await socket.receive_nothing(timeout=0.5):
+            texts.append((await socket.receive_output(timeout=WAIT_S))["text"])
+        await send(socket, type="snapshot")
+        state, _ = await until(socket, "state")
+        await socket.disconnect()
+        return hello, texts, state
+
+    hello, texts, state = run_async(scenario)
+
+    assert max(len(t.encode()) for t in texts) < 1024 * 1024
+    model = hello["model"]
+    for frame in map(json.loads, texts):
+        if frame["type"] == "events":
+            for patch in frame["patches"]:
+                apply_patch(model, patch)
+    group = model["groups"][0]
+    assert (group["generation"], group["state"]) == (3, "Stable")
+    assert [m["member"] for m in group["members"]] == ["c1"] and group["members"][0]["assignment"] == ["t-0", "t-1", "t-2"]
+    assert model["groups"] == state["model"]["groups"]
+    assert {n: p["high_watermark"] for n, p in model["partitions"].items()} == \
+        {n: p["high_watermark"] for n, p in state["model"]["partitions"].items()}
