@@ -26,7 +26,7 @@ from engine.cluster import Cluster
 
 CHECKPOINT_WORK_MS = 150.0     # engine work between two checkpoints (more if taking one costs more)
 TAKE_COST_FACTOR = 4.0         # ...at least this many times what the last take cost
-MAX_CHECKPOINTS = 400
+MAX_CHECKPOINTS = 800        # about 130 MB for a one-hour session at 10x (lab.bench); past it, older ones thin out
 
 
 @dataclass(frozen=True)
