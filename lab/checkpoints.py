@@ -15,6 +15,7 @@ checkpoint gives the same events and bytes as replay from the start (tests/lab/t
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -26,6 +27,7 @@ from engine.cluster import Cluster
 
 CHECKPOINT_WORK_MS = 150.0     # engine work between two checkpoints (more if taking one costs more)
 TAKE_COST_FACTOR = 4.0         # ...at least this many times what the last take cost
+ENTRY_FILE = "lab-entry.json"   # the log position of a checkpoint (what the engine's meta does not know)
 MAX_CHECKPOINTS = 800        # about 130 MB for a one-hour session at 10x (lab.bench); past it, older ones thin out
 
 
@@ -40,8 +42,15 @@ class Entry:
 
 
 class CheckpointStore:
+    """With `reuse`, the checkpoints an earlier host of the session left in `directory` are kept
+    when this engine can restore them (same Python and engine source) and they belong to this
+    log: `reuse(k)` is the digest of the session's shape and its first k commands, which must be
+    the one the checkpoint was taken with. A session reopened after it left memory (or after a
+    server restart) resumes from the nearest one instead of replaying from step 0."""
+
     def __init__(self, directory: str, *, work_ms: float = CHECKPOINT_WORK_MS,
-                 max_count: int = MAX_CHECKPOINTS, clock: Callable[[], float] = time.perf_counter) -> None:
+                 max_count: int = MAX_CHECKPOINTS, clock: Callable[[], float] = time.perf_counter,
+                 reuse: Callable[[int], str] | None = None) -> None:
         self.directory = directory
         self.work_ms = work_ms
         self.max_count = max_count
@@ -51,8 +60,23 @@ class CheckpointStore:
         self._last_take_ms = 0.0
         self._work_since = 0.0
         self._next = 0
-        shutil.rmtree(directory, ignore_errors=True)   # an earlier process's: its engine may differ
+        if reuse is None:
+            shutil.rmtree(directory, ignore_errors=True)
         os.makedirs(directory, exist_ok=True)
+        if reuse is not None:
+            self._reuse(reuse)
+
+    def _reuse(self, digest: Callable[[int], str | None]) -> None:
+        fingerprint = engine_checkpoint.fingerprint()
+        for name in sorted(os.listdir(self.directory)):
+            path = os.path.join(self.directory, name)
+            entry, taken_with = _read_entry(path)
+            if entry is None or taken_with != digest(entry.commands) or _fingerprint_of(path) != fingerprint:
+                _delete(path)   # half-written, of another line of time, or of another engine
+                continue
+            self.entries.append(entry)
+            self._next = max(self._next, int(name.split("-", 1)[0]) if name[:6].isdigit() else 0)
+        self.entries.sort(key=lambda e: (e.step, e.commands))
 
     # -- taking ---------------------------------------------------------------------------------
     def worked(self, ms: float) -> None:
@@ -62,9 +86,9 @@ class CheckpointStore:
     def due(self) -> bool:
         return self._work_since >= max(self.work_ms, TAKE_COST_FACTOR * self._last_take_ms)
 
-    def take(self, cluster: Cluster, commands: int) -> Entry | None:
-        """A checkpoint of `cluster` now (its log position: `commands` applied); None if one at
-        this step and position exists."""
+    def take(self, cluster: Cluster, commands: int, digest: str = "") -> Entry | None:
+        """A checkpoint of `cluster` now (its log position: `commands` applied, `digest` of the
+        shape and those commands); None if one at this step and position exists."""
         step = cluster.scheduler.steps
         if any((e.step, e.commands) == (step, commands) for e in self.entries):
             return None
@@ -73,6 +97,9 @@ class CheckpointStore:
         path = os.path.join(self.directory, f"{self._next:06d}-step-{step}")
         engine_checkpoint.take(cluster, path)
         entry = Entry(step, commands, cluster.now_ms, cluster.bus.count, path)
+        with open(os.path.join(path, ENTRY_FILE), "w", encoding="utf-8") as f:
+            json.dump({"step": step, "commands": commands, "time_ms": entry.time_ms, "seq": entry.seq,
+                       "log": digest}, f)
         self.entries.append(entry)
         self.entries.sort(key=lambda e: (e.step, e.commands))   # a rewind's replay may fill in earlier ones
         self._last_take_ms = (self._clock() - started) * 1000
@@ -124,8 +151,24 @@ class CheckpointStore:
         self._work_since = 0.0
 
     def close(self) -> None:
-        self.clear()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        """The host goes (its session left memory): the checkpoints stay for the next one."""
+
+
+def _read_entry(path: str) -> tuple[Entry | None, str | None]:
+    try:
+        with open(os.path.join(path, ENTRY_FILE), encoding="utf-8") as f:
+            data = json.load(f)
+        entry = Entry(int(data["step"]), int(data["commands"]), int(data["time_ms"]), int(data["seq"]), path)
+        return entry, str(data["log"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, None
+
+
+def _fingerprint_of(path: str) -> str | None:
+    try:
+        return engine_checkpoint.Checkpoint.open(path).fingerprint
+    except (engine_checkpoint.CheckpointError, OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _delete(path: str) -> None:

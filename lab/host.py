@@ -36,6 +36,8 @@ What it keeps true:
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import logging
 import os
 import queue
@@ -228,11 +230,13 @@ class SessionHost:
         self._last_action: str | None = None              # the label of the newest one (what a Step did)
         self.history = History(os.path.join(self.root_dir, "history")) if history else None
         self.series = Series()
-        self.checkpoints = CheckpointStore(os.path.join(self.root_dir, "checkpoints")) if checkpoints else None
+        self.log: list[CommandRecord] = list(log)
+        self.shape = shape
+        self._digests: list[str] = []                     # [k]: the shape and the log's first k commands
+        self.checkpoints = CheckpointStore(os.path.join(self.root_dir, "checkpoints"),
+                                           reuse=self._log_digest if self.log else None) if checkpoints else None
         self.run_dir = ""
         self.cluster, self.tracker, self._blocking = self._new_cluster(_checked_shape(self.limits, shape))
-        self.shape = shape
-        self.log: list[CommandRecord] = list(log)
         self._cursor = 0
         self._furthest = 0
         self._take_checkpoint()
@@ -427,6 +431,7 @@ class SessionHost:
             self._discarded = _Discarded(self._cursor, self.log[self._cursor:],
                                          max(self._furthest, self.log[-1].at_step), self.position())
             del self.log[self._cursor:]
+            self._log_changed(self._cursor)
             self.journal.cut(self._cursor)
             self.timeline_version += 1
             if self.checkpoints is not None:
@@ -446,6 +451,7 @@ class SessionHost:
             if len(self.log) > discarded.at_index:
                 del self.log[discarded.at_index:]
                 self.journal.cut(discarded.at_index)
+            self._log_changed(discarded.at_index)
             self.log.extend(discarded.records)
             self.journal.restored(discarded.records)
             self._discarded = None
@@ -695,9 +701,26 @@ class SessionHost:
                 now = time.perf_counter()
         return now
 
+    def _log_digest(self, commands: int) -> str | None:
+        """A digest of the shape and the log's first `commands` records (None past the log's end):
+        what ties a checkpoint to this line of time."""
+        if commands > len(self.log):
+            return None
+        if not self._digests:
+            self._digests = [hashlib.sha256(repr(self.shape).encode()).hexdigest()]
+        while len(self._digests) <= commands:
+            r = self.log[len(self._digests) - 1]
+            text = json.dumps([self._digests[-1], r.at_step, r.at_time_ms, r.command, r.args, r.tag], sort_keys=True)
+            self._digests.append(hashlib.sha256(text.encode()).hexdigest())
+        return self._digests[commands]
+
+    def _log_changed(self, from_index: int) -> None:
+        """The log's records from `from_index` on were replaced or removed: their digests go."""
+        del self._digests[from_index + 1:]
+
     def _take_checkpoint(self) -> None:
         if self.checkpoints is not None and not self._blocking and not self.cluster.scheduler.in_action:
-            entry = self.checkpoints.take(self.cluster, self._cursor)
+            entry = self.checkpoints.take(self.cluster, self._cursor, self._log_digest(self._cursor) or "")
             if entry is not None:   # the charts' series as they stood, for a rewind to it
                 with open(os.path.join(entry.path, SERIES_FILE), "w", encoding="utf-8") as f:
                     f.write(self.series.snapshot())
@@ -912,6 +935,7 @@ class SessionHost:
             _discard(*old)
             self.shape = shape
             self.log, self._cursor, self._furthest = [], 0, 0
+            self._digests = []
             self._running.clear()
             self._discarded = None
             self._drop_script()

@@ -152,3 +152,21 @@ def test_a_new_command_drops_the_checkpoints_of_the_future_it_cuts(tmp_path: Pat
 
     assert all(e.step <= middle for e in host.checkpoints.entries)
     assert all(os.path.isdir(e.path) for e in host.checkpoints.entries)
+
+
+def test_a_reopened_session_resumes_from_the_checkpoints_its_log_owns(tmp_path: Path) -> None:
+    host = SessionHost(str(tmp_path / "s"), SHAPE)
+    consumer_story(host)
+    log, position, state = list(host.log), host.position(), host.snapshot()
+    files, kept = digest(host.run_dir), len(host.checkpoints.entries)
+    host.close()                                  # the session leaves memory; its checkpoints stay
+
+    resumed = SessionHost(str(tmp_path / "s"), SHAPE, log=log, position=position)
+
+    assert len(resumed.checkpoints.entries) >= kept > 1
+    assert resumed.snapshot() == state and resumed.position() == position and digest(resumed.run_dir) == files
+    resumed.close()
+    other = list(log)
+    other[0] = type(log[0])(**{**log[0].__dict__, "args": {**log[0].args, "partitions": 2}})
+    elsewhere = SessionHost(str(tmp_path / "s"), SHAPE, log=other[:1], position=(log[0].at_step, log[0].at_time_ms))
+    assert all(e.commands == 0 for e in elsewhere.checkpoints.entries)   # another line of time: not reused
