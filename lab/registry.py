@@ -47,7 +47,6 @@ from lab.host import CommandRecord, Events, HostError, Journal, SessionHost, Sha
 from lab.limits import Limits
 from lab.live_clock import live_clock
 from lab.models import LabCommand, LabSession
-from lab.snapshot import event_json
 
 logger = logging.getLogger(__name__)
 
