@@ -1,8 +1,24 @@
 // The cluster view: brokers as boxes, each holding its replicas as rows of offset cells, with
 // LEO and HW markers, ISR/OSR colours, the leader marked, messages travelling between nodes and
-// truncated cells shown in red. `renderCluster` is a pure function of (view, virtual time,
-// wall time) — pausing or scrubbing just calls it with another instant. With `ui.animate` false
-// (a busy stream, see session.js) new cells do not fly in and the markers jump instead of sliding.
+// truncated cells shown in red. `renderCluster` is a function of (view, virtual time, wall time)
+// — pausing or scrubbing just calls it with another instant. With `ui.animate` false (a busy
+// stream, see session.js) new cells do not fly in and the markers jump instead of sliding.
+//
+// Geometry. The picture is drawn at the size it is shown: its viewBox is as wide as its box on
+// the page in CSS pixels (÷ 1.25 in projector mode, which makes everything bigger), so text is
+// always 11–20 px on screen and a phone gets one column of brokers with fewer cells per row
+// instead of a whole cluster shrunk to 330 px. Every label is measured (`labelWidth`) and laid
+// out so that nothing overlaps or leaves its box: a broker's badges wrap to a second line, a
+// replica's "LEO · HW" moves under its cells when its header has no room, long names end in "…"
+// with the whole name in a <title>.
+//
+// Cost. A 9-broker session redraws ~20 times a second while most replicas stay the same. So:
+// a replica row and a broker's header are redrawn only when what they show changed (dom.js
+// `memo`); a row's cells sit in one group that moves as the log grows (one transform changes,
+// one cell comes, one goes, instead of every cell's x — it jumps: a sliding group would be a
+// compositing layer per row while it slides); messages and trails — what moves every animation
+// frame — are drawn in a second SVG laid over the first, its own compositing layer, so that
+// moving a dot repaints the dots, not the brokers.
 //
 // Stable hooks for tests and tools: every broker box has data-broker-id/-alive/-controller;
 // every replica row data-broker/-topic/-partition/-role/-leo/-hw/-isr/-alive; every cell
@@ -12,19 +28,37 @@ import { h, patch } from "./dom.js";
 import { messageProgress, partitionKey, partitionLabel, sortedPartitions } from "./lab-state.js";
 import { controllerNotice } from "./guidance.js";
 
-const W = 1000;
 const PAD = 16;
 const GAP_X = 22;
-const GAP_Y = 70;
-const ARC_SPACE = 56;
-const CLIENT_BAND = 64;
-const HEADER_H = 50;
-const ROW_H = 64;
+const GAP_Y = 56;
+const ARC_SPACE = 38;        // over the first row of boxes: arcs between brokers of one row
+const CLIENT_BAND = 46;
+const BROKER_HEAD = 48;      // a broker's name and badges, one line
+const BADGE_LINE = 26;       // each further line of badges
+const ROW_H = 64;            // a replica: its header line and its cells
+const NUMS_LINE = 18;        // "LEO · HW" under the cells, when the header has no room for it
 const INNER = 12;
-const CELL = 26;          // cell pitch (24 wide + 2 gap)
+const CELL = 26;             // cell pitch (24 wide + 2 gap)
 const CELL_W = 24;
 const CELL_H = 26;
-const MESSAGES_DRAWN = 60;  // in flight at once, at most (the newest): more is a blur, and costs every frame
+const CELLS_DY = 30;         // from a row's top to its cells
+const EARLIER_W = 34;        // "…15" before the first cell drawn
+const MIN_BOX = 210;         // a broker box is never narrower (fewer columns instead)
+const MAX_COLUMNS = 5;
+const NAME_MIN = 64;         // a replica's name keeps at least this much room (else "LEO · HW" moves down)
+const DOWN_NAME_MIN = 28;    // … a down replica's less (its row says more: "LEO 44 · HW 40 on disk")
+const LEADER_W = 62;
+const PROJECTOR_ZOOM = 1.25;
+const MESSAGES_DRAWN = 60;   // in flight at once, at most (the newest): more is a blur, and costs every frame
+// Cells fly in and markers slide only in a picture of at most LIVELY_ROWS replicas: Blink gives
+// every running SVG transform animation a compositing layer of its own, and a 9-broker picture
+// whose seventy rows all move at once spent 100 ms a frame just sorting those layers out.
+const LIVELY_ROWS = 24;
+
+const FONT = {
+  broker: "700 20px", badge: "700 13px", replica: "700 16px", leader: "800 12px", tag: "800 13px",
+  nums: "600 14px", note: "600 11px", client: "600 14px",
+};
 
 const API_CLASS = {
   Fetch: "msg-fetch", FetchResponse: "msg-fetch-resp", Produce: "msg-produce", ProduceResponse: "msg-produce-resp",
@@ -32,61 +66,209 @@ const API_CLASS = {
   OffsetsForLeaderEpoch: "msg-epoch", OffsetsForLeaderEpochResponse: "msg-epoch",
 };
 
-// Width of `text` in SVG units at the replica label's font (measured once per string).
+// -- measuring text ---------------------------------------------------------------------------
+// Width of `text` in SVG units (= CSS px at zoom 1) at `font` ("weight size"), measured once per
+// string. Digits are measured as zeros (the picture's numbers are tabular): "LEO 1234" and
+// "LEO 5678" share one entry, so the cache stays small however far the offsets go.
 const widths = new Map();
 let measureContext = null;
-export function labelWidth(text, font = "700 16px system-ui, sans-serif") {
-  const key = `${font}|${text}`;
-  if (!widths.has(key)) {
-    measureContext ??= document.createElement("canvas").getContext("2d");
-    let width = text.length * 10;
-    if (measureContext) {
-      measureContext.font = `${font.split(" ").slice(0, 2).join(" ")} ${getComputedStyle(document.body).fontFamily}`;
-      width = measureContext.measureText(text).width;
-    }
-    widths.set(key, width);
+let fontFamily = null;
+export function labelWidth(text, font = FONT.replica) {
+  let byText = widths.get(font);
+  if (!byText) widths.set(font, byText = new Map());
+  let width = byText.get(text);
+  if (width === undefined) {
+    const zeros = String(text).replace(/[0-9]/g, "0");
+    width = byText.get(zeros) ?? measureText(zeros, font);
+    if (byText.size > 4000) byText.clear();
+    byText.set(zeros, width);
+    byText.set(text, width);
   }
-  return widths.get(key);
+  return width;
 }
 
-function columnsFor(n) {
-  if (n <= 3) return Math.max(n, 1);
-  return n === 4 ? 2 : 3;
+function measureText(text, font) {
+  measureContext ??= document.createElement("canvas").getContext("2d");
+  fontFamily ??= getComputedStyle(document.body).fontFamily;
+  if (!measureContext) return text.length * 10;
+  measureContext.font = `${font.split(" ").slice(0, 2).join(" ")} ${fontFamily}`;
+  return measureContext.measureText(text).width;
 }
 
-// Geometry first (pure numbers), then nodes from it.
+// `text` cut to fit `max` units with "…" (the longest prefix that fits), or as it is.
+export function fitText(text, font, max) {
+  if (labelWidth(text, font) <= max) return text;
+  let lo = 0;
+  let hi = text.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (labelWidth(text.slice(0, mid) + "…", font) <= max) lo = mid; else hi = mid - 1;
+  }
+  return lo > 0 ? text.slice(0, lo) + "…" : "…";
+}
+
+// A text that may have been cut: the whole of it in a <title> (the tooltip) when it was. (The two
+// shapes have two keys: an element never turns from one into the other.)
+function fittedText(attrs, text, font, max) {
+  const shown = fitText(text, font, max);
+  const key = attrs.key ?? "text";
+  if (shown === text) return h("text", { ...attrs, key }, text);
+  return h("text", { ...attrs, key: `${key}…` }, [h("title", { key: "full" }, text), h("tspan", { key: "shown" }, shown)]);
+}
+
+// -- the picture's width ------------------------------------------------------------------------
+// The width of the picture's box on the page, watched (a ResizeObserver): read from a cache, so a
+// draw never forces a layout. When it changes, the picture is drawn again at once.
+const boxWidths = new WeakMap();
+const lastDraw = new WeakMap();
+let resizes = null;
+
+function pictureWidth(svg) {
+  const box = svg.parentElement || svg;
+  if (!boxWidths.has(box)) {
+    boxWidths.set(box, box.clientWidth || 1000);
+    resizes ??= new ResizeObserver((entries) => {
+      for (const entry of entries) {
+        const width = Math.round(entry.contentRect.width);
+        if (!width || width === boxWidths.get(entry.target)) continue;
+        boxWidths.set(entry.target, width);
+        const svgs = Array.from(entry.target.querySelectorAll("[data-cluster-svg]"));
+        for (const drawn of svgs) if (lastDraw.has(drawn)) renderCluster(...lastDraw.get(drawn));
+      }
+    });
+    resizes.observe(box);
+  }
+  const zoom = document.documentElement.classList.contains("projector") ? PROJECTOR_ZOOM : 1;
+  return Math.max(260, Math.floor(boxWidths.get(box) / zoom));
+}
+
+// -- geometry first (pure numbers), then nodes from it -------------------------------------------
+function columnsFor(brokers, width) {
+  const fit = Math.max(1, Math.floor((width - 2 * PAD + GAP_X) / (MIN_BOX + GAP_X)));
+  const most = Math.min(brokers, fit, MAX_COLUMNS);
+  const rows = Math.ceil(brokers / Math.max(1, most));
+  return Math.max(1, Math.ceil(brokers / rows));   // rows as even as the width allows
+}
+
+// A broker's badges, in lines of at most `room` units after its name: [{cls, text, width, line, x}].
+function brokerBadges(view, b, room, vnow) {
+  const cut = view.links_cut.filter((pair) => pair.includes(`broker-${b.id}`)).length;
+  const wanted = [[b.alive ? "up" : "down", b.alive ? "up" : "DOWN"]];
+  // A dead controller stays the controller until ZooKeeper expires its session: say for how long.
+  if (b.controller || view.controller === b.id) {
+    wanted.push(["controller", b.alive ? "controller" : "controller (down)"]);
+    const notice = b.alive ? null : controllerNotice(view, b.id, vnow, room - 16, (t) => labelWidth(t, FONT.badge));
+    if (notice) wanted.push(["controller-notice", notice]);
+  }
+  if (b.paused_fetcher) wanted.push(["paused", "fetch paused"]);
+  if (b.slow_ms) wanted.push(["slow", `+${b.slow_ms} ms`]);
+  if (cut) wanted.push(["cut", `✂ ${cut} link${cut > 1 ? "s" : ""}`]);
+  const nameWidth = labelWidth(`Broker ${b.id}`, FONT.broker) + 10;
+  let line = 0;
+  let x = nameWidth;
+  return wanted.map(([cls, text]) => {
+    const width = Math.min(room, labelWidth(text, FONT.badge) + 16);
+    if (x + width > room && x > 0) { line += 1; x = 0; }
+    const badge = { cls, text, width, line, x };
+    x += width + 6;
+    return badge;
+  });
+}
+
+// What a replica's header says: its state word and its offsets.
+function replicaWords(rep, alive) {
+  if (alive) return { tag: null, nums: `LEO ${rep.log_end_offset} · HW ${rep.high_watermark}` };
+  if (rep.on_disk === false) return { tag: "down", nums: "no log on disk" };
+  return { tag: "down", nums: `LEO ${rep.log_end_offset} · HW ${rep.high_watermark} on disk` };
+}
+
+const NO_REPLICA = { alive: false, log_end_offset: 0, high_watermark: 0, log_start_offset: 0, records: new Map() };
+
+function replicaOf(part, brokerId) {
+  return part.replicaStates.get(brokerId) || NO_REPLICA;
+}
+
+function replicaAlive(view, rep, brokerId) {
+  return rep.alive && view.brokers.get(brokerId)?.alive !== false;
+}
+
+// After a replica's name: the LEADER pill, or the follower's state (ISR, OSR, down).
+function replicaTag(part, brokerId, alive) {
+  if (part.leader === brokerId && alive) return null;
+  return alive ? (part.isr.includes(brokerId) ? "ISR" : "OSR") : "down";
+}
+
+function tagWidth(tag) {
+  return tag === null ? LEADER_W + 8 : labelWidth(tag, FONT.tag) + 8;
+}
+
+// Offsets measured as if they had three digits at least: the rows keep their shape up to 1,000.
+function numsWidth(nums) {
+  return labelWidth(nums.replace(/\d+/g, (digits) => digits.padStart(3, "0")), FONT.nums);
+}
+
+// Room a replica's header needs on one line beside "LEO · HW", its name left NAME_MIN wide at least.
+function headerNeed(view, part, brokerId) {
+  const rep = replicaOf(part, brokerId);
+  const alive = replicaAlive(view, rep, brokerId);
+  return (alive ? NAME_MIN : DOWN_NAME_MIN) + 8 + tagWidth(replicaTag(part, brokerId, alive)) +
+    numsWidth(replicaWords(rep, alive).nums) + 12;
+}
+
+// The cells each partition shows: the newest that fit, the same window on every replica (so a
+// partition's offsets line up from broker to broker); with a slot for "…N earlier" when the log
+// goes further back than the window.
+function cellWindows(view, partitions, inner) {
+  const full = Math.max(3, Math.floor(inner / CELL));
+  const shortened = Math.max(2, Math.floor((inner - EARLIER_W) / CELL));
+  const windows = new Map();
+  for (const p of partitions) {
+    let end = 0;
+    for (const rep of p.replicaStates.values()) end = Math.max(end, rep.log_end_offset + (rep.alive ? 0 : rep.lost_on_crash || 0));
+    for (const g of view.ghosts) if (g.topic === p.topic && g.partition === p.partition) end = Math.max(end, g.offset + 1);
+    const size = end > full ? shortened : full;
+    const start = Math.max(0, end - size);
+    windows.set(partitionKey(p.topic, p.partition), { start, end, size, lead: start > 0 ? EARLIER_W : 0 });
+  }
+  return windows;
+}
+
 export function layout(view, ui = {}) {
+  const W = ui.width || 1000;
   const brokers = Array.from(view.brokers.values()).sort((a, b) => a.id - b.id);
   const partitions = sortedPartitions(view, { internal: !!ui.showInternal });
-  const cols = columnsFor(brokers.length);
+  const cols = columnsFor(brokers.length, W);
   const bw = (W - 2 * PAD - (cols - 1) * GAP_X) / cols;
+  const inner = bw - 2 * INNER;
   const clients = Array.from(view.clients).sort();
   const top = (clients.length ? CLIENT_BAND : 0) + ARC_SPACE;
   const hosted = new Map(brokers.map((b) => [b.id, partitions.filter((p) => p.replicas.includes(b.id) || p.replicaStates.has(b.id))]));
+  const badges = new Map(brokers.map((b) => [b.id, brokerBadges(view, b, bw - 28, ui.vnow)]));
+  const badgeLines = Math.max(0, ...Array.from(badges.values(), (list) => Math.max(0, ...list.map((x) => x.line))));
+  const headH = BROKER_HEAD + badgeLines * BADGE_LINE;
+  let numsBelow = false;
+  for (const b of brokers) for (const p of hosted.get(b.id)) if (headerNeed(view, p, b.id) > inner) numsBelow = true;
+  const rowH = ROW_H + (numsBelow ? NUMS_LINE : 0);
   const boxes = new Map();
   let y = top;
   for (let row = 0; row * cols < brokers.length; row++) {
     const inRow = brokers.slice(row * cols, row * cols + cols);
-    const height = Math.max(...inRow.map((b) => HEADER_H + Math.max(1, hosted.get(b.id).length) * ROW_H + 8));
+    const height = Math.max(...inRow.map((b) => headH + Math.max(1, hosted.get(b.id).length) * rowH + 8));
     inRow.forEach((b, i) => boxes.set(b.id, { x: PAD + i * (bw + GAP_X), y, w: bw, h: height, partitions: hosted.get(b.id) }));
     y += height + GAP_Y;
   }
   const nodes = new Map();
   for (const [id, box] of boxes) nodes.set(`broker-${id}`, { x: box.x + box.w / 2, y: box.y, box });
-  clients.forEach((name, i) => nodes.set(name, { x: PAD + 70 + i * 150, y: 28 }));
-  const window = Math.max(4, Math.floor((bw - 2 * INNER) / CELL));
-  const windows = new Map();
-  for (const p of partitions) {
-    let end = 0;
-    for (const rep of p.replicaStates.values()) end = Math.max(end, rep.log_end_offset);
-    for (const g of view.ghosts) if (g.topic === p.topic && g.partition === p.partition) end = Math.max(end, g.offset + 1);
-    windows.set(partitionKey(p.topic, p.partition), { start: Math.max(0, end - window), end, size: window });
-  }
-  return { brokers, boxes, nodes, windows, height: Math.max(y - GAP_Y + PAD, top + 120), clients };
+  const pill = Math.min(150, (W - 2 * PAD) / Math.max(1, clients.length));
+  clients.forEach((name, i) => nodes.set(name, { x: PAD + pill * (i + 0.5), y: 26, pill: pill - 10 }));
+  const rows = brokers.reduce((n, b) => n + hosted.get(b.id).length, 0);
+  return { W, brokers, boxes, nodes, windows: cellWindows(view, partitions, inner), height: Math.max(y - GAP_Y + PAD, top + 120),
+           clients, badges, headH, rowH, numsBelow, inner, lively: ui.animate !== false && rows <= LIVELY_ROWS,
+           numbers: ui.animate !== false };
 }
 
-function arc(a, b) {
-  const lift = 30 + Math.min(60, Math.abs(a.x - b.x) / 8);
+export function arc(a, b) {
+  const lift = 20 + Math.min(ARC_SPACE - 16, Math.abs(a.x - b.x) / 10);
   return { x: (a.x + b.x) / 2, y: Math.min(a.y, b.y) - lift };
 }
 
@@ -115,33 +297,51 @@ function pathOf({ a, b, c }) {
   return `M${a.x.toFixed(1)},${a.y.toFixed(1)} Q${c.x.toFixed(1)},${c.y.toFixed(1)} ${b.x.toFixed(1)},${b.y.toFixed(1)}`;
 }
 
-// A cell is keyed by its offset, so that it slides along as the log grows and a new one flies in.
-// Without animation (a busy stream) it is keyed by its place in the window: a draw then rewrites
-// the cells in place instead of replacing every one of them.
-function cellNodes(view, part, brokerId, rep, win, x0, y0, animate) {
+// -- a replica row --------------------------------------------------------------------------------
+// A lively picture keys cells by offset and places them at offset × CELL in the row's cells
+// group, which is moved so that the window's first offset sits at the row's left: as the log
+// grows the group moves and a new cell flies in. Otherwise (a batch of records at every draw
+// would replace every cell of every row) cells are keyed by their place in the window, and a
+// cell is rewritten instead of made anew. While the stream is busy (`numbers` false) cells carry
+// no offset: numbers that change eight times a second cannot be read, and rewriting them was most
+// of the picture's layout; the row still says where its log ends ("LEO · HW") and how much lies
+// before the window. Paused, the numbers come back.
+function cellNodes(part, rep, win, lively, numbers) {
   const cells = [];
-  const still = animate ? null : "animation: none";
-  const dead = !rep.alive;
+  const stale = rep.alive ? "" : " stale";
   const from = Math.max(win.start, rep.log_start_offset || 0);
   for (let offset = from; offset < rep.log_end_offset; offset++) {
-    if (offset < win.start) continue;
-    const record = rep.records.get(offset);
     const committed = offset < rep.high_watermark;
-    const x = x0 + (offset - win.start) * CELL;
-    const tip = record ? `offset ${offset} · key ${record.key ?? "null"} · value ${record.value ?? "null"}` : `offset ${offset}`;
-    cells.push(h("g", { key: animate ? `c${offset}` : `slot${offset - win.start}`, class: `cell ${committed ? "committed" : "uncommitted"}${dead ? " stale" : ""}`,
-                        style: still, "data-offset": offset, "data-committed": committed ? "true" : "false" }, [
-      h("rect", { x, y: y0, width: CELL_W, height: CELL_H, rx: 3 }),
-      h("text", { x: x + CELL_W / 2, y: y0 + CELL_H / 2 + 5, "text-anchor": "middle" }, String(offset % 1000)),
-      h("title", {}, tip + (committed ? " · committed (below HW)" : " · not committed yet (at or above HW)")),
+    const x = (lively ? offset : offset - win.start) * CELL;
+    cells.push(h("g", { key: lively ? `c${offset}` : `s${offset - win.start}`, class: `cell ${committed ? "committed" : "uncommitted"}${stale}`,
+                        "data-offset": offset, "data-committed": committed ? "true" : "false" }, [
+      h("rect", { x, y: 0, width: CELL_W, height: CELL_H, rx: 3 }),
+      numbers ? h("text", { x: x + CELL_W / 2, y: CELL_H / 2 + 5, "text-anchor": "middle" }, String(offset % 1000)) : null,
     ]));
   }
+  return cells;
+}
+
+// Truncated cells, placed at offset × CELL (their group is moved like a calm row's cells).
+function ghostNodes(view, part, brokerId, win) {
+  const cells = [];
   for (const g of view.ghosts) {
     if (g.broker !== brokerId || g.topic !== part.topic || g.partition !== part.partition || g.offset < win.start) continue;
-    const ghost = ghostCell(g, ghostFate(view, g), x0 + (g.offset - win.start) * CELL, y0);
+    const ghost = ghostCell(g, ghostFate(view, g));
     if (ghost) cells.push(ghost);
   }
   return cells;
+}
+
+// A cell's tooltip: its record as the model holds it.
+function cellTip(view, cell) {
+  const row = cell.closest("[data-replica]");
+  if (!row) return null;
+  const part = view.partitions.get(partitionKey(row.dataset.topic, Number(row.dataset.partition)));
+  const offset = Number(cell.dataset.offset);
+  const record = part?.replicaStates.get(Number(row.dataset.broker))?.records.get(offset);
+  const what = record ? `offset ${offset} · key ${record.key ?? "null"} · value ${record.value ?? "null"}` : `offset ${offset}`;
+  return what + (cell.dataset.committed === "true" ? " · committed (below HW)" : " · not committed yet (at or above HW)");
 }
 
 // What became of a truncated cell's record (the model's `truncations`, lab/truncations.py):
@@ -158,111 +358,161 @@ function ghostFate(view, g) {
 
 // Only a lost record gets the red ✕. One fetched back needs no mark (its cell is there again);
 // one the leader still holds gets a calm outline where it will come back.
-function ghostCell(g, fate, x, y0) {
+function ghostCell(g, fate) {
   if (fate === "refetched" || fate === "expired") return null;
+  const x = g.offset * CELL;
   const kept = fate === "kept";
   const what = `key ${g.key ?? "null"} · value ${g.value ?? "null"}`;
   return h("g", { key: `ghost${g.offset}`, class: `cell ghost${kept ? " kept" : ""}`, "data-truncated-offset": g.offset,
                   "data-fate": fate ?? "" }, [
-    h("rect", { x, y: y0, width: CELL_W, height: CELL_H, rx: 3 }),
-    h("text", { x: x + CELL_W / 2, y: y0 + CELL_H / 2 + 5, "text-anchor": "middle" }, kept ? "↺" : "✕"),
+    h("rect", { x, y: 0, width: CELL_W, height: CELL_H, rx: 3 }),
+    h("text", { x: x + CELL_W / 2, y: CELL_H / 2 + 5, "text-anchor": "middle" }, kept ? "↺" : "✕"),
     h("title", {}, kept ? `offset ${g.offset} was truncated here, but the leader still holds it (${what}): it will be fetched back`
       : `offset ${g.offset} was truncated and is lost: ${what}`),
   ]);
 }
 
-function markerX(x0, win, offset) {
-  return x0 + (Math.max(offset, win.start) - win.start) * CELL - 1;
+// Markers at the edge of their offset (clamped to the window), in the row's coordinates: they
+// slide (animated) when the offset moves in the window, not when the window moves.
+function markerNodes(rep, win, x0, cellsY) {
+  const at = (offset) => x0 + win.lead + (Math.max(offset, win.start) - win.start) * CELL - 1;
+  return [
+    h("g", { key: "leo", class: "leo-marker", style: `transform: translate(${at(rep.log_end_offset)}px, ${cellsY}px)`,
+             "data-leo": rep.log_end_offset }, [h("line", { x1: 0, y1: -3, x2: 0, y2: CELL_H + 3 })]),
+    h("g", { key: "hw", class: "hw-marker", style: `transform: translate(${at(rep.high_watermark)}px, ${cellsY}px)`,
+             "data-hw": rep.high_watermark }, [
+      h("line", { x1: 0, y1: -4, x2: 0, y2: CELL_H + 3 }),
+      h("polygon", { points: "-4,-8 4,-8 0,-3" }),
+      h("title", {}, `high watermark ${rep.high_watermark}: offsets below it are committed`),
+    ]),
+  ];
 }
 
-function replicaNode(view, part, brokerId, box, index, layoutInfo, wallNow, ui) {
-  const selected = ui.selected;
-  const animate = ui.animate !== false;
-  const slide = animate ? "" : "; transition: none";
-  const rep = part.replicaStates.get(brokerId) || { alive: false, log_end_offset: 0, high_watermark: 0, log_start_offset: 0, records: new Map() };
-  const win = layoutInfo.windows.get(partitionKey(part.topic, part.partition));
-  const y = box.y + HEADER_H + index * ROW_H;
-  const x0 = box.x + INNER;
+function ghostsOf(view, brokerId, part) {
+  if (!view.ghosts.length) return "";
+  return view.ghosts.filter((g) => g.broker === brokerId && g.topic === part.topic && g.partition === part.partition)
+    .map((g) => `${g.offset}:${ghostFate(view, g)}`).join(",");
+}
+
+function replicaDescription(label, brokerId, isLeader, inIsr, alive, rep) {
+  if (alive) {
+    return `${label} on broker ${brokerId}: ${isLeader ? "leader" : "follower"}, ${inIsr ? "in sync" : "out of sync"}, ` +
+      `LEO ${rep.log_end_offset}, HW ${rep.high_watermark}`;
+  }
+  const lost = rep.lost_on_crash > 0 ? `; lost ${rep.lost_on_crash} unflushed on power loss` : "";
+  const disk = rep.on_disk === false ? "no log on disk" : `on disk: LEO ${rep.log_end_offset}, HW ${rep.high_watermark}`;
+  return `${label} on broker ${brokerId}: down, ${disk}${lost}`;
+}
+
+function replicaNode(view, part, brokerId, box, index, info, ui) {
+  const rep = replicaOf(part, brokerId);
+  const win = info.windows.get(partitionKey(part.topic, part.partition));
+  const y = box.y + info.headH + index * info.rowH;
   const isLeader = part.leader === brokerId;
   const inIsr = part.isr.includes(brokerId);
-  const alive = rep.alive && view.brokers.get(brokerId)?.alive !== false;
+  const alive = replicaAlive(view, rep, brokerId);
   const flash = view.flashes.get(`replica:${brokerId}:${partitionKey(part.topic, part.partition)}`);
   const label = partitionLabel(part.topic, part.partition);
   const state = !alive ? "dead" : inIsr ? "isr" : "osr";
-  const isSelected = selected && selected.broker === brokerId && selected.topic === part.topic && selected.partition === part.partition;
-  const cellsY = y + 28;
-  const earlier = Math.max(0, win.start - (rep.log_start_offset || 0));
-  const afterLabel = x0 + labelWidth(label) + 8;
+  const selected = ui.selected;
+  const isSelected = !!selected && selected.broker === brokerId && selected.topic === part.topic && selected.partition === part.partition;
+  const memo = [rep, part.leader, part.isr, alive, flash?.cls, isSelected, y, box.x, box.w, info.numsBelow, win.start,
+                win.lead, ghostsOf(view, brokerId, part), info.lively, ui.animate !== false];
+  const description = replicaDescription(label, brokerId, isLeader, inIsr, alive, rep);
+  const about = { label, isLeader, alive, state, inIsr, description, tag: replicaTag(part, brokerId, alive) };
   return h("g", {
-    key: `r:${label}`, class: `replica ${state}${isLeader ? " leader" : ""}${flash ? " " + flash.cls : ""}${isSelected ? " selected" : ""}`,
+    key: `r:${label}`, memo,
+    class: `replica ${state}${isLeader ? " leader" : ""}${flash ? " " + flash.cls : ""}${isSelected ? " selected" : ""}`,
     "data-replica": "", "data-broker": brokerId, "data-topic": part.topic, "data-partition": part.partition,
     "data-role": isLeader ? "leader" : "follower", "data-leo": rep.log_end_offset, "data-hw": rep.high_watermark,
     "data-isr": inIsr ? "true" : "false", "data-alive": alive ? "true" : "false", tabindex: 0, role: "button",
-    "aria-label": `${label} on broker ${brokerId}: ${isLeader ? "leader" : "follower"}, ${inIsr ? "in sync" : "out of sync"}, LEO ${rep.log_end_offset}, HW ${rep.high_watermark}. Open its segments.`,
-  }, [
-    h("rect", { class: "replica-bg", x: box.x + 4, y: y + 2, width: box.w - 8, height: ROW_H - 6, rx: 6 }),
-    h("text", { class: "replica-name", x: x0, y: y + 20 }, label),
-    isLeader ? h("g", { key: "lead", class: "leader-badge" }, [
-      h("rect", { x: afterLabel, y: y + 6, width: 62, height: 19, rx: 9 }),
-      h("text", { x: afterLabel + 31, y: y + 20, "text-anchor": "middle" }, "LEADER"),
-    ]) : null,
-    h("text", { class: `isr-tag ${state}`, x: afterLabel + (isLeader ? 70 : 0), y: y + 20 },
-      !alive ? "down" : inIsr ? "ISR" : "OSR"),
-    h("text", { class: "replica-offsets", x: box.x + box.w - INNER, y: y + 20, "text-anchor": "end" },
-      `LEO ${rep.log_end_offset} · HW ${rep.high_watermark}`),
-    earlier > 0 ? h("text", { key: "earlier", class: "earlier", x: x0 - 2, y: cellsY - 3 }, `…${earlier} earlier`) : null,
-    h("g", { key: "cells", class: "cells" }, cellNodes(view, part, brokerId, rep, win, x0, cellsY, animate)),
-    h("g", { key: "leo", class: "leo-marker", style: `transform: translate(${markerX(x0, win, rep.log_end_offset)}px, ${cellsY}px)${slide}`,
-             "data-leo": rep.log_end_offset }, [
-      h("line", { x1: 0, y1: -3, x2: 0, y2: CELL_H + 3 }),
-    ]),
-    h("g", { key: "hw", class: "hw-marker", style: `transform: translate(${markerX(x0, win, rep.high_watermark)}px, ${cellsY}px)${slide}`,
-             "data-hw": rep.high_watermark }, [
-      h("line", { x1: 0, y1: -5, x2: 0, y2: CELL_H + 5 }),
-      h("polygon", { points: "-5,-9 5,-9 0,-3" }),
-      h("title", {}, `high watermark ${rep.high_watermark}: offsets below it are committed`),
-    ]),
+    "aria-label": `${description}. Open its segments.`,
+  }, () => replicaChildren(view, part, brokerId, rep, box, y, win, info, about, info.lively));
+}
+
+function replicaChildren(view, part, brokerId, rep, box, y, win, info, r, lively) {
+  const x0 = box.x + INNER;
+  const right = box.x + box.w - INNER;
+  const words = replicaWords(rep, r.alive);
+  const nums = fitText(words.nums, FONT.nums, info.inner);
+  const headRoom = info.inner - (info.numsBelow ? 0 : labelWidth(nums, FONT.nums) + 12);
+  const name = fitText(r.label, FONT.replica, Math.max(headRoom - tagWidth(r.tag), 12));
+  const afterName = x0 + labelWidth(name, FONT.replica) + 8;
+  const cellsY = y + CELLS_DY;
+  const numsAt = info.numsBelow ? { x: x0, y: cellsY + CELL_H + 15, anchor: "start" } : { x: right, y: y + 20, anchor: "end" };
+  return [
+    h("rect", { class: "replica-bg", x: box.x + 4, y: y + 2, width: box.w - 8, height: info.rowH - 6, rx: 6 }),
+    h("title", { key: "about" }, r.description),
+    h("text", { key: "name", class: "replica-name", x: x0, y: y + 20 }, name),
+    r.tag === null ? h("g", { key: "lead", class: "leader-badge" }, [
+      h("rect", { x: afterName, y: y + 6, width: LEADER_W, height: 19, rx: 9 }),
+      h("text", { x: afterName + LEADER_W / 2, y: y + 20, "text-anchor": "middle" }, "LEADER"),
+    ]) : h("text", { key: "tag", class: `isr-tag ${r.state}`, x: afterName, y: y + 20 }, r.tag),
+    h("text", { key: "nums", class: `replica-offsets${r.alive ? "" : " on-disk"}`, x: numsAt.x, y: numsAt.y,
+                "text-anchor": numsAt.anchor }, nums),
+    win.lead && rep.log_end_offset > win.start
+      ? h("text", { key: "earlier", class: "earlier", x: x0 + win.lead - 5, y: cellsY + 17, "text-anchor": "end" },
+          `…${earlierCount(win.start - (rep.log_start_offset || 0))}`)
+      : null,
+    lostNote(rep, r.alive, win, x0, right, cellsY),
+    h("g", { key: "cells", class: "cells", style: `transform: translate(${x0 + win.lead - (lively ? win.start * CELL : 0)}px, ${cellsY}px)` },
+      cellNodes(part, rep, win, lively, info.numbers)),
+    view.ghosts.length ? h("g", { key: "ghosts", class: "ghosts", style: `transform: translate(${x0 + win.lead - win.start * CELL}px, ${cellsY}px)` },
+      ghostNodes(view, part, brokerId, win)) : null,
+    ...markerNodes(rep, win, x0, cellsY),
+  ];
+}
+
+// "…15", "…12k", "…3M": what lies before the window, in at most four characters.
+function earlierCount(n) {
+  if (n < 1000) return String(n);
+  return n < 1e6 ? `${Math.floor(n / 1000)}k` : `${Math.floor(n / 1e6)}M`;
+}
+
+// A power loss took the records after the on-disk log end: say so where they were.
+function lostNote(rep, alive, win, x0, right, cellsY) {
+  if (alive || !(rep.lost_on_crash > 0)) return null;
+  const text = `lost ${rep.lost_on_crash} unflushed on power loss`;
+  const x = x0 + win.lead + (Math.max(rep.log_end_offset, win.start) - win.start) * CELL + 6;
+  if (right - x < 40) return null;   // no room in the row: the row's title and aria-label say it
+  return fittedText({ key: "lost", class: "lost-note", x, y: cellsY + 17 }, text, FONT.note, right - x);
+}
+
+// -- a broker box ------------------------------------------------------------------------------------
+function brokerHeader(view, b, box, badges) {
+  const flash = view.flashes.get(`broker:${b.id}`);
+  const memo = [b.alive, b.controller, view.controller, b.paused_fetcher, b.slow_ms, badges.map((x) => x.text).join("|"),
+                box.x, box.y, box.w, box.h, flash?.cls];
+  return h("g", { key: "head", class: "broker-head", memo }, () => [
+    h("rect", { class: "broker-box", x: box.x, y: box.y, width: box.w, height: box.h, rx: 10 }),
+    h("text", { class: "broker-name", x: box.x + 14, y: box.y + 30 }, `Broker ${b.id}`),
+    ...badges.map((badge) => {
+      const x = box.x + 14 + badge.x;
+      const y = box.y + 12 + badge.line * BADGE_LINE;
+      return h("g", { key: `badge-${badge.cls}`, class: `badge-svg ${badge.cls}` }, [
+        h("rect", { x, y, width: badge.width, height: 22, rx: 11 }),
+        h("text", { x: x + badge.width / 2, y: y + 16, "text-anchor": "middle" }, fitText(badge.text, FONT.badge, badge.width - 12)),
+      ]);
+    }),
   ]);
 }
 
-function brokerNode(view, b, box, layoutInfo, wallNow, ui) {
+function brokerNode(view, b, box, info, ui) {
   const flash = view.flashes.get(`broker:${b.id}`);
-  const cut = view.links_cut.filter((pair) => pair.includes(`broker-${b.id}`)).length;
-  const badges = [];
-  let bx = box.x + 118;
-  const badge = (cls, text) => {
-    const width = text.length * 8 + 16;
-    badges.push(h("g", { key: `badge-${cls}`, class: `badge-svg ${cls}` }, [
-      h("rect", { x: bx, y: box.y + 12, width, height: 22, rx: 11 }),
-      h("text", { x: bx + width / 2, y: box.y + 28, "text-anchor": "middle" }, text),
-    ]));
-    bx += width + 6;
-  };
-  badge(b.alive ? "up" : "down", b.alive ? "up" : "DOWN");
-  // A dead controller stays the controller until ZooKeeper expires its session: say for how long.
-  if (b.controller || view.controller === b.id) {
-    badge("controller", b.alive ? "controller" : "controller (down)");
-    const notice = b.alive ? null : controllerNotice(view, b.id, ui.vnow);
-    if (notice) badge("controller-notice", notice);
-  }
-  if (b.paused_fetcher) badge("paused", "fetch paused");
-  if (b.slow_ms) badge("slow", `+${b.slow_ms} ms`);
-  if (cut) badge("cut", `✂ ${cut} link${cut > 1 ? "s" : ""}`);
-  const rows = box.partitions.map((p, i) => replicaNode(view, p, b.id, box, i, layoutInfo, wallNow, ui));
+  const rows = box.partitions.map((p, i) => replicaNode(view, p, b.id, box, i, info, ui));
   return h("g", { key: `b${b.id}`, class: `broker ${b.alive ? "alive" : "dead"}${flash ? " " + flash.cls : ""}`,
                   "data-broker-id": b.id, "data-alive": b.alive ? "true" : "false",
                   "data-controller": (b.controller || view.controller === b.id) ? "true" : "false" }, [
-    h("rect", { class: "broker-box", x: box.x, y: box.y, width: box.w, height: box.h, rx: 10 }),
-    h("text", { class: "broker-name", x: box.x + 14, y: box.y + 30 }, `Broker ${b.id}`),
-    ...badges,
-    rows.length ? rows : h("text", { class: "empty-note", x: box.x + 14, y: box.y + HEADER_H + 24 }, "no replicas yet"),
+    brokerHeader(view, b, box, info.badges.get(b.id)),
+    rows.length ? rows : h("text", { key: "empty", class: "empty-note", x: box.x + 14, y: box.y + info.headH + 24 }, "no replicas yet"),
   ]);
 }
 
-function networkNodes(view, layoutInfo, vnow, wallNow) {
+// -- what travels between nodes -----------------------------------------------------------------
+function linkCutNodes(view, info) {
   const out = [];
   for (const pair of view.links_cut) {
-    const r = route(layoutInfo.nodes, pair[0], pair[1]);
+    const r = route(info.nodes, pair[0], pair[1]);
     if (!r) continue;
     const mid = pointOn(r.a, r.c, r.b, 0.5);
     out.push(h("g", { key: `cut:${pair.join("|")}`, class: "link-cut", "data-cut": pair.join(" x ") }, [
@@ -270,77 +520,189 @@ function networkNodes(view, layoutInfo, vnow, wallNow) {
       h("title", {}, `link cut: ${pair[0]} ✕ ${pair[1]}`),
     ]));
   }
+  return out;
+}
+
+// A trail shows a route used in the last moment (lab-state.js keeps it TRAIL_MS); it does not fade:
+// a trail is a long curve, and repainting every trail's whole area at every frame was a quarter of
+// a core of rasterising for a 9-broker picture. Dots are keyed by their place in the list, not by
+// message: at 10× most requests arrive within a frame or two, and keying them by message would
+// create and remove dozens of elements a frame instead of moving the same few. Few in flight (a
+// slow clock): each dot is named and has a tooltip.
+function networkNodes(view, info, vnow) {
+  const out = [];
   for (const [key, t] of view.trails) {   // one per route (lab-state.js)
-    const r = route(layoutInfo.nodes, t.src, t.dst);
+    const r = route(info.nodes, t.src, t.dst);
     if (!r) continue;
-    const opacity = Math.max(0, Math.min(1, (t.until - wallNow) / 900));
     out.push(h("path", { key: `trail:${key}`, class: `trail ${API_CLASS[t.api] || "msg-other"}${t.lost ? " lost" : ""}`,
-                         d: pathOf(r), style: `opacity:${(opacity * 0.6).toFixed(2)}` }));
+                         d: pathOf(r) }));
   }
-  const showLabels = view.inflight.size <= 6;
+  const few = view.inflight.size <= 6;
   let skip = view.inflight.size - MESSAGES_DRAWN;
+  let slot = 0;
   for (const m of view.inflight.values()) {
     if (skip-- > 0) continue;
-    const r = route(layoutInfo.nodes, m.src, m.dst);
+    const r = route(info.nodes, m.src, m.dst);
     if (!r || vnow < m.send_ms) continue;
     const p = pointOn(r.a, r.c, r.b, messageProgress(m, vnow));
-    out.push(h("g", { key: `m${m.message_id}`, class: `message ${API_CLASS[m.api] || "msg-other"}`, "data-api": m.api,
-                      "data-src": m.src, "data-dst": m.dst }, [
+    out.push(h("g", { key: few ? `m${m.message_id}` : `slot${slot++}`, class: `message ${API_CLASS[m.api] || "msg-other"}`,
+                      "data-api": m.api, "data-src": m.src, "data-dst": m.dst }, [
       h("circle", { cx: p.x.toFixed(1), cy: p.y.toFixed(1), r: 7 }),
-      showLabels ? h("text", { x: (p.x + 10).toFixed(1), y: (p.y - 8).toFixed(1) }, m.api) : null,
-      h("title", {}, `${m.api} ${m.src} → ${m.dst}, sent at ${m.send_ms} ms, arrives at ${m.arrive_ms} ms`),
+      few ? h("text", { x: (p.x + 10).toFixed(1), y: (p.y - 8).toFixed(1) }, m.api) : null,
+      few ? h("title", {}, `${m.api} ${m.src} → ${m.dst}, sent at ${m.send_ms} ms, arrives at ${m.arrive_ms} ms`) : null,
     ]));
   }
   return out;
 }
 
-function clientNodes(layoutInfo) {
-  return layoutInfo.clients.map((name) => {
-    const p = layoutInfo.nodes.get(name);
-    return h("g", { key: `client:${name}`, class: "client-node", "data-client": name }, [
-      h("rect", { x: p.x - 66, y: p.y - 16, width: 132, height: 32, rx: 16 }),
-      h("text", { x: p.x, y: p.y + 6, "text-anchor": "middle" }, name.length > 16 ? name.slice(0, 15) + "…" : name),
+function clientNodes(info) {
+  return info.clients.map((name) => {
+    const p = info.nodes.get(name);
+    const width = Math.min(p.pill, labelWidth(name, FONT.client) + 28);
+    return h("g", { key: `client:${name}`, class: "client-node", "data-client": name, memo: [p.x, width] }, () => [
+      h("rect", { x: p.x - width / 2, y: p.y - 16, width, height: 32, rx: 16 }),
+      fittedText({ key: "name", x: p.x, y: p.y + 6, "text-anchor": "middle" }, name, FONT.client, width - 20),
     ]);
   });
 }
 
-export function renderCluster(svg, view, vnow, wallNow, ui = {}) {
-  const info = layout(view, ui);
-  const viewBox = `0 0 ${W} ${Math.ceil(info.height)}`;
+// The layer the moving things are drawn on: a second <svg> over the picture (created once).
+const layers = new WeakMap();
+function networkLayer(svg) {
+  let layer = layers.get(svg);
+  if (!layer) {
+    layer = document.createElementNS(svg.namespaceURI, "svg");
+    layer.setAttribute("class", "cluster-network");
+    layer.setAttribute("data-cluster-network", "");
+    layer.setAttribute("aria-hidden", "true");
+    layer.setAttribute("preserveAspectRatio", svg.getAttribute("preserveAspectRatio") || "xMidYMin meet");
+    svg.after(layer);   // (beside the picture; a picture outside a page keeps its layer detached)
+    layers.set(svg, layer);
+  }
+  return layer;
+}
+
+// A cell's tooltip (offset, key, value) is made when the pointer comes over it, not with every
+// cell: a busy session rewrites thousands of cells a second and few are ever pointed at.
+function cellTips(svg) {
+  if (svg.__cellTips) return;
+  svg.__cellTips = true;
+  svg.addEventListener("pointerover", (event) => {
+    const cell = event.target.closest?.(".cell[data-offset]");
+    if (!cell || cell.querySelector(":scope > title") || !lastDraw.has(svg)) return;
+    const tip = cellTip(lastDraw.get(svg)[1], cell);
+    if (!tip) return;
+    const title = document.createElementNS(svg.namespaceURI, "title");
+    title.textContent = tip;
+    cell.append(title);
+  });
+}
+
+// Unless the picture is lively (a calm stream, few rows) the brokers are laid out and drawn at
+// most every BUSY_DRAW_MS: a picture rewritten twenty times a second is a blur, and each time
+// costs every changed row's style, layout and paint. The requests in flight still move at every
+// frame (over the layout last drawn). A change left undrawn is drawn when the time is up (a
+// timer): the picture always ends on the model.
+const BUSY_DRAW_MS = 200;
+const brokerDraws = new WeakMap();   // svg -> {at, timer, info: the layout drawn}
+
+// The layout the picture shows now: drawn anew if it is due, else the last one.
+function brokersNow(svg, view, ui) {
+  let state = brokerDraws.get(svg);
+  if (!state) brokerDraws.set(svg, state = { at: -Infinity, timer: null, info: null });
+  const now = performance.now();
+  const width = pictureWidth(svg);
+  const last = state.info;
+  if (last && !last.lively && last.W === width && now - state.at < BUSY_DRAW_MS) {
+    state.timer ??= setTimeout(() => {
+      state.timer = null;
+      const [, latest, , , latestUi] = lastDraw.get(svg);
+      brokersNow(svg, latest, latestUi);
+    }, BUSY_DRAW_MS - (now - state.at) + 1);
+    return last;
+  }
+  clearTimeout(state.timer);
+  state.timer = null;
+  state.at = now;
+  state.info = layout(view, { ...ui, width });
+  drawBrokers(svg, view, state.info, ui);
+  return state.info;
+}
+
+function drawBrokers(svg, view, info, ui) {
+  const viewBox = `0 0 ${info.W} ${Math.ceil(info.height)}`;
   // Setting it, even unchanged, makes Blink lay out every text of the picture again.
-  if (svg.getAttribute("viewBox") !== viewBox) svg.setAttribute("viewBox", viewBox);
-  const brokers = info.brokers.map((b) => brokerNode(view, b, info.boxes.get(b.id), info, wallNow, ui));
+  for (const el of [svg, networkLayer(svg)]) if (el.getAttribute("viewBox") !== viewBox) el.setAttribute("viewBox", viewBox);
+  if (svg.classList.contains("calm") === info.lively) svg.classList.toggle("calm", !info.lively);
   const empty = info.brokers.length ? null
-    : h("text", { key: "waiting", class: "empty-note", x: W / 2, y: 120, "text-anchor": "middle" }, "Waiting for the cluster…");
+    : h("text", { key: "waiting", class: "empty-note", x: info.W / 2, y: 120, "text-anchor": "middle" }, "Waiting for the cluster…");
   patch(svg, [
     h("g", { key: "clients", class: "clients" }, clientNodes(info)),
-    h("g", { key: "brokers", class: "brokers" }, brokers),
-    h("g", { key: "network", class: "network" }, networkNodes(view, info, vnow, wallNow)),
+    h("g", { key: "brokers", class: "brokers" }, info.brokers.map((b) => brokerNode(view, b, info.boxes.get(b.id), info, ui))),
+    h("g", { key: "cuts", class: "link-cuts" }, linkCutNodes(view, info)),
     empty,
   ]);
 }
 
-// The table under the picture: the same facts in words, per partition.
+export function renderCluster(svg, view, vnow, wallNow, ui = {}) {
+  lastDraw.set(svg, [svg, view, vnow, wallNow, ui]);
+  cellTips(svg);
+  const info = brokersNow(svg, view, ui);
+  patch(networkLayer(svg), networkNodes(view, info, vnow));
+}
+
+// The table under the picture: the same facts in words, per partition. A row is rewritten only
+// when its partition was (lab-state.js replaces a partition's entry when a patch changes it), and
+// the table at most every SUMMARY_MS (a busy stream changes every row at every frame); the last
+// change is drawn when the time is up.
+const SUMMARY_MS = 250;
+const summaries = new WeakMap();   // tbody -> {at, timer, latest: [view, ui]}
+
 export function renderSummary(tbody, view, ui = {}) {
+  let state = summaries.get(tbody);
+  if (!state) summaries.set(tbody, state = { at: -Infinity, timer: null, latest: null });
+  state.latest = [view, ui];
+  const now = performance.now();
+  if (now - state.at < SUMMARY_MS) {
+    state.timer ??= setTimeout(() => {
+      state.timer = null;
+      state.at = performance.now();
+      drawSummary(tbody, ...state.latest);
+    }, SUMMARY_MS - (now - state.at) + 1);
+    return;
+  }
+  clearTimeout(state.timer);
+  state.timer = null;
+  state.at = now;
+  drawSummary(tbody, view, ui);
+}
+
+function drawSummary(tbody, view, ui) {
   const rows = sortedPartitions(view, { internal: !!ui.showInternal }).map((p) => {
-    const osr = p.replicas.filter((b) => !p.isr.includes(b));
-    const leos = p.replicas.map((b) => {
-      const rep = p.replicaStates.get(b);
-      return `${b}: ${rep ? rep.log_end_offset : "?"}${rep && !rep.alive ? " (down)" : ""}`;
-    }).join(", ");
     const label = partitionLabel(p.topic, p.partition);
-    return h("tr", { key: label, "data-partition-summary": label, "data-leader": p.leader, "data-isr": p.isr.join(","),
-                     "data-hw": p.high_watermark, "data-leader-epoch": p.leader_epoch }, [
-      h("th", { scope: "row" }, label),
-      h("td", { class: p.leader < 0 ? "offline" : "" }, p.leader < 0 ? "none (offline)" : `broker ${p.leader}`),
-      h("td", {}, String(p.leader_epoch)),
-      h("td", {}, `[${p.isr.join(", ")}]`),
-      h("td", { class: osr.length ? "osr-text" : "" }, osr.length ? `[${osr.join(", ")}]` : "—"),
-      h("td", { class: p.high_watermark < 0 ? "offline" : "" }, p.high_watermark < 0 ? "— (no leader)" : String(p.high_watermark)),
-      h("td", {}, leos),
-    ]);
+    return h("tr", { key: label, memo: [p.leader, p.leader_epoch, p.isr, p.high_watermark, p.replicaStates],
+                     "data-partition-summary": label, "data-leader": p.leader, "data-isr": p.isr.join(","),
+                     "data-hw": p.high_watermark, "data-leader-epoch": p.leader_epoch }, () => summaryCells(p, label));
   });
   patch(tbody, rows.length ? rows : [h("tr", { key: "none" }, [h("td", { colspan: 7, class: "muted" }, "No topics yet — create one on the left.")])]);
+}
+
+function summaryCells(p, label) {
+  const osr = p.replicas.filter((b) => !p.isr.includes(b));
+  const leos = p.replicas.map((b) => {
+    const rep = p.replicaStates.get(b);
+    const down = rep && !rep.alive ? (rep.on_disk === false ? " (down, no log)" : " (down, on disk)") : "";
+    return `${b}: ${rep ? rep.log_end_offset : "?"}${down}`;
+  }).join(", ");
+  return [
+    h("th", { scope: "row" }, label),
+    h("td", { class: p.leader < 0 ? "offline" : "" }, p.leader < 0 ? "none (offline)" : `broker ${p.leader}`),
+    h("td", {}, String(p.leader_epoch)),
+    h("td", {}, `[${p.isr.join(", ")}]`),
+    h("td", { class: osr.length ? "osr-text" : "" }, osr.length ? `[${osr.join(", ")}]` : "—"),
+    h("td", { class: p.high_watermark < 0 ? "offline" : "" }, p.high_watermark < 0 ? "— (no leader)" : String(p.high_watermark)),
+    h("td", {}, leos),
+  ];
 }
 
 // "What was lost": the recent truncations (the model's `truncations`), newest first, each removed

@@ -18,6 +18,12 @@ import { describeEvent } from "./describe.js";
 
 const KEEP = 20000;
 const SHOWN = 400;
+// A busy stream (more new lines between two draws than BUSY_SHOWN) while the list follows its
+// newest line: only the newest BUSY_SHOWN are drawn. Nobody reads hundreds of lines a second, and
+// drawing them took most of a 9-broker page's frames at 10× (python -m lab.bench_browser).
+// Scrolled up, or once the stream calms down (paused), the last SHOWN again.
+const BUSY_SHOWN = 80;
+const BUSY_GAP_MS = 200;   // … and five draws a second at most
 const NETWORK_KINDS = new Set(["message_sent", "message_dropped"]);
 
 function textOf(entry) {
@@ -61,7 +67,7 @@ export class EventLog {
     this.visible = false;
     this.coalesced = 0;
     this.history = { more: false, first_seq: 0 };
-    this.pacer = new Pacer(0.25, 1000);
+    this.pacer = new Pacer(0.25, 1000, 100);   // ten draws a second at most: a log is read, not watched
     for (const input of [this.kindSelect, this.brokerInput, this.partitionInput, this.textInput]) {
       input.addEventListener("input", () => this.render(true));
     }
@@ -93,6 +99,7 @@ export class EventLog {
 
   // Live events, in order.
   add(events) {
+    this.addedSinceDraw = (this.addedSinceDraw || 0) + events.length;
     for (const e of events) this.entries.push(this._entry(e));
     if (this.entries.length > KEEP) this.entries.splice(0, this.entries.length - KEEP);
     this.dirty = true;
@@ -192,29 +199,51 @@ export class EventLog {
         ...Array.from(this.kinds).sort().map((k) => h("option", { key: k, value: k, selected: k === current ? true : null }, k))], false);
     }
     const filter = this._filter();
-    const matching = [];
-    let hidden = 0;
-    for (const entry of this.entries) {
-      if (this._matches(entry, filter)) matching.push(entry);
-      else if ((!filter.network && NETWORK_KINDS.has(entry.e.kind)) || (!filter.internal && isInternalEvent(entry.e))) hidden++;
-    }
-    const shown = matching.slice(-SHOWN);
     const nearBottom = this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 40;
+    const busy = nearBottom && this.addedSinceDraw > BUSY_SHOWN;
+    this.addedSinceDraw = 0;
+    this.pacer.minGapMs = busy ? BUSY_GAP_MS : 100;
+    const shown = this._newest(filter, busy ? BUSY_SHOWN : SHOWN);
+    // Counting every kept line (up to KEEP) at every draw was most of a busy log's cost: busy, the
+    // counts are refreshed once a second.
+    if (!busy || !this.counts || performance.now() - this.counts.at > 1000) this.counts = this._count(filter);
+    const { matching, hidden } = this.counts;
+    // A line never changes once written (memo: its entry): a draw only adds and removes lines.
     patch(this.list, shown.map((entry) => h("li", {
-      key: `e${entry.e.seq}`, class: `log-line kind-${entry.e.kind}`, tabindex: 0, role: "button",
+      key: `e${entry.e.seq}`, memo: [entry], class: `log-line kind-${entry.e.kind}`, tabindex: 0, role: "button",
       "data-step": entry.e.step, "data-seq": entry.e.seq, "data-kind": entry.e.kind,
       title: `event ${entry.e.seq} · step ${entry.e.step} · click to rewind to just after it`,
-    }, [
+    }, () => [
       h("span", { class: "log-time" }, `${(entry.e.time_ms / 1000).toFixed(3)}s`),
       h("span", { class: "log-step" }, `#${entry.e.step}`),
       h("span", { class: "log-kind" }, entry.e.kind),
       h("span", { class: "log-text" }, textOf(entry)),
     ])), false);
     if (nearBottom) this.list.scrollTop = this.list.scrollHeight;
-    const more = matching.length > SHOWN ? ` (the last ${SHOWN} shown)` : "";
+    const more = matching > shown.length ? ` (the last ${shown.length} shown)` : "";
     const folded = hidden ? ` · ${hidden} bookkeeping lines folded (network, internal topics)` : "";
     const coalesced = this.coalesced ? ` · ${this.coalesced} came too fast to stream (in the history)` : "";
     const earlier = this.history.more ? " · earlier events on the server" : "";
-    this.count.textContent = `${matching.length} of ${this.entries.length} events${more}${folded}${coalesced}${earlier}`;
+    this.count.textContent = `${matching} of ${this.entries.length} events${more}${folded}${coalesced}${earlier}`;
+  }
+
+  // The newest `limit` lines the filter lets through, oldest first.
+  _newest(filter, limit) {
+    const shown = [];
+    for (let i = this.entries.length - 1; i >= 0 && shown.length < limit; i--) {
+      if (this._matches(this.entries[i], filter)) shown.push(this.entries[i]);
+    }
+    return shown.reverse();
+  }
+
+  // How many kept lines the filter lets through, and how many bookkeeping lines it folds.
+  _count(filter) {
+    let matching = 0;
+    let hidden = 0;
+    for (const entry of this.entries) {
+      if (this._matches(entry, filter)) matching++;
+      else if ((!filter.network && NETWORK_KINDS.has(entry.e.kind)) || (!filter.internal && isInternalEvent(entry.e))) hidden++;
+    }
+    return { matching, hidden, at: performance.now() };
   }
 }

@@ -298,6 +298,8 @@ for (const list of $all("[role=tablist]", root)) {
       selectTab(next);
     });
   });
+  // The tab a list opens with is the template's: its view (and only it) is told it is visible.
+  selectTab(tabs.find((tab) => tab.getAttribute("aria-selected") === "true") || tabs[0]);
 }
 
 function openReplica(target) {

@@ -240,19 +240,177 @@ export class Timeline {
     this.readout.textContent = `t = ${seconds} s · step ${this.step} of ${this.steps}${atStep}`;
   }
 
+  // The commands on the timeline: a mark each, merged into clusters where they would overlap
+  // (MarkStrip, below).
   _renderMarks() {
-    const seen = new Map();   // a step can hold several commands: key each by its place among them
-    patch(this.marksEl, this.marks.map((m) => {
-      const n = (seen.get(m.step) || 0) + 1;
-      seen.set(m.step, n);
-      const what = describeCommand(m.command);
-      return h("button", {
-        key: `m${m.index ?? `${m.step}:${n}`}`, type: "button", class: `mark${m.running ? " running" : ""}`,
-        style: `--mark-step: ${m.step}; left: calc(100% * var(--mark-step) / var(--steps, 1))`,
-        title: `step ${m.step} · ${(m.time_ms / 1000).toFixed(3)} s · ${what} — click to rewind here`,
-        "aria-label": `Rewind to step ${m.step}: ${what}`, "data-step": m.step, "data-index": m.index ?? "",
-      }, "");
-    }), false);
+    this._markStrip ??= new MarkStrip(this);
+    this._markStrip.render();
+  }
+}
+
+// -- the marks ---------------------------------------------------------------------------------------
+// One mark per command applied (the newest 500; a rate producer adds one per record). Marks closer
+// than their hit areas — at the strip's width and the timeline's length now — merge into a cluster
+// that shows how many commands it holds; clicking it lists them, and a command in the list rewinds
+// as a mark does (it is a `button.mark`: the timeline's click handler takes it). The strip lies
+// under the scrubber, never over its thumb (lab.css). Marks are placed in per cent of the line of
+// time; as it grows they are placed (and clustered) again once it has grown by RECLUSTER_GROWTH —
+// about a pixel — rather than restyled at every frame.
+const MARK_PX = 14;
+const MARK_GAP_PX = 3;
+const RECLUSTER_GROWTH = 0.004;
+const LISTED = 80;
+const TITLE_LINES = 12;
+
+// The width of a mark (1 command) or of a cluster of `count`: its hit area, in CSS px (lab.css).
+export function markWidth(count) {
+  return count === 1 ? MARK_PX : Math.max(20, 10 + 7 * String(count).length);
+}
+
+// Group `marks` so that no two groups' hit areas come closer than MARK_GAP_PX on a strip
+// `widthPx` wide for `steps` steps: [{marks (in step order), step (their mean: where it sits)}].
+export function clusterMarks(marks, steps, widthPx) {
+  const scale = widthPx / Math.max(1, steps);
+  const sorted = marks.map((m, i) => [m, i]).sort((a, b) => a[0].step - b[0].step || a[1] - b[1]).map(([m]) => m);
+  let clusters = sorted.map((m) => ({ marks: [m], sum: m.step }));
+  const x = (c) => (c.sum / c.marks.length) * scale;
+  for (let merged = true; merged;) {   // a merged cluster moves: merge again until none overlap
+    merged = false;
+    const out = [];
+    for (const c of clusters) {
+      const last = out[out.length - 1];
+      if (last && x(c) - x(last) < (markWidth(last.marks.length) + markWidth(c.marks.length)) / 2 + MARK_GAP_PX) {
+        last.marks.push(...c.marks);
+        last.sum += c.sum;
+        merged = true;
+      } else {
+        out.push(c);
+      }
+    }
+    clusters = out;
+  }
+  return clusters.map((c) => ({ marks: c.marks, step: c.sum / c.marks.length }));
+}
+
+function markKey(m, i) {
+  return m.index !== undefined && m.index !== null ? `m${m.index}` : `m${m.step}:${i}`;
+}
+
+function markLabel(m) {
+  return `step ${m.step} · ${(m.time_ms / 1000).toFixed(3)} s · ${describeCommand(m.command)}`;
+}
+
+function percentOf(step, steps) {
+  return `${(100 * step / steps).toFixed(3)}%`;
+}
+
+function markButton(m, key, steps) {
+  const what = describeCommand(m.command);
+  return h("button", {
+    key, type: "button", class: `mark${m.running ? " running" : ""}`, style: `left: ${percentOf(m.step, steps)}`,
+    title: `${markLabel(m)} — click to rewind here`, "aria-label": `Rewind to step ${m.step}: ${what}`,
+    "data-step": m.step, "data-index": m.index ?? "",
+  }, "");
+}
+
+// A cluster's tooltip lists its newest commands: made once per cluster and size (clusters are
+// placed again many times a second while the line of time grows fast).
+const clusterTitles = new Map();
+function clusterTitle(c, key) {
+  const n = c.marks.length;
+  const id = `${key}|${n}|${c.marks[n - 1].index}`;
+  let title = clusterTitles.get(id);
+  if (title === undefined) {
+    const lines = c.marks.slice(-TITLE_LINES).map(markLabel);
+    const more = n > TITLE_LINES ? `\n(the last ${TITLE_LINES} of ${n})` : "";
+    title = `${n} commands, steps ${c.marks[0].step}–${c.marks[n - 1].step}:\n${lines.join("\n")}${more}\nclick to list them`;
+    if (clusterTitles.size > 2000) clusterTitles.clear();
+    clusterTitles.set(id, title);
+  }
+  return title;
+}
+
+function clusterButton(c, key, open, steps) {
+  const n = c.marks.length;
+  const first = c.marks[0].step;
+  const last = c.marks[n - 1].step;
+  return h("button", {
+    key, type: "button", class: "mark-cluster", style: `left: ${percentOf(c.step, steps)}`,
+    title: clusterTitle(c, key),
+    "aria-label": `${n} commands between steps ${first} and ${last}: list them`, "aria-expanded": open ? "true" : "false",
+    "data-cluster": key, "data-count": n, "data-first-step": first, "data-last-step": last,
+  }, String(n));
+}
+
+function markList(c, steps) {
+  const n = c.marks.length;
+  const shown = c.marks.slice(-LISTED);
+  const earlier = n > shown.length ? ` (the last ${shown.length})` : "";
+  return h("div", { key: "list", class: "mark-list", role: "group", "aria-label": "Commands in this cluster",
+                    style: `--at: ${percentOf(c.step, steps)}` }, [
+    h("p", { key: "head", class: "mark-list-head" },
+      `${n} commands, steps ${c.marks[0].step}–${c.marks[n - 1].step}${earlier}: rewind to just after one`),
+    ...shown.map((m, i) => h("button", {
+      key: markKey(m, i), type: "button", class: `mark${m.running ? " running" : ""}`, "data-step": m.step,
+      "data-index": m.index ?? "", title: `${markLabel(m)} — click to rewind here`,
+    }, markLabel(m))),
+  ]);
+}
+
+class MarkStrip {
+  constructor(timeline) {
+    this.timeline = timeline;
+    this.el = timeline.marksEl;
+    this.open = null;        // the key of the cluster whose list is open
+    this.steps = 1;          // the timeline's length the clusters were made for
+    this.width = this.el.clientWidth || 600;
+    new ResizeObserver(([entry]) => {
+      const width = Math.round(entry.contentRect.width);
+      if (width && Math.abs(width - this.width) >= 4) { this.width = width; this.render(); }
+    }).observe(this.el);
+    // timeline.render() sets --steps on the strip as the line of time grows
+    new MutationObserver(() => this._grown()).observe(this.el, { attributes: true, attributeFilter: ["style"] });
+    this.el.addEventListener("click", (event) => this._click(event));
+    document.addEventListener("pointerdown", (event) => { if (this.open && !this.el.contains(event.target)) this._close(); });
+    document.addEventListener("keydown", (event) => { if (event.key === "Escape" && this.open) this._close(); });
+  }
+
+  _grown() {
+    const steps = Math.max(1, this.timeline.steps);
+    if (Math.abs(steps - this.steps) > RECLUSTER_GROWTH * this.steps) this.render();
+  }
+
+  _click(event) {
+    const cluster = event.target.closest("button.mark-cluster");
+    if (cluster) {
+      this.open = this.open === cluster.dataset.cluster ? null : cluster.dataset.cluster;
+      this.render();
+      if (this.open) this.el.querySelector(".mark-list button")?.focus();
+    } else if (event.target.closest(".mark-list button.mark")) {
+      this._close();   // the timeline's own handler rewinds
+    }
+  }
+
+  _close() {
+    this.open = null;
+    this.render();
+  }
+
+  render() {
+    const marks = this.timeline.marks;
+    this.steps = Math.max(1, this.timeline.steps);
+    const position = new Map(marks.map((m, i) => [m, i]));
+    const clusters = clusterMarks(marks, this.steps, this.width).map((c) => {
+      const first = markKey(c.marks[0], position.get(c.marks[0]));
+      return { ...c, key: c.marks.length === 1 ? first : `k${first}` };
+    });
+    const open = clusters.find((c) => c.key === this.open && c.marks.length > 1) || null;
+    this.open = open?.key ?? null;
+    patch(this.el, [
+      ...clusters.map((c) => (c.marks.length === 1 ? markButton(c.marks[0], c.key, this.steps)
+        : clusterButton(c, c.key, c === open, this.steps))),
+      open ? markList(open, this.steps) : null,
+    ], false);
   }
 }
 
