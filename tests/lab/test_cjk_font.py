@@ -1,0 +1,23 @@
+"""Chinese renders without a CJK font installed: the lab's own font covers every character its
+text uses (regenerate it with `python -m lab.tools.cjk_font` after adding Chinese)."""
+from __future__ import annotations
+
+from fontTools.ttLib import TTFont
+
+from lab.tools.cjk_font import OUTPUTS, used_characters
+
+
+def test_the_lab_font_covers_every_chinese_character_the_lab_shows() -> None:
+    used = used_characters()
+    assert len(used) > 100   # the UI is bilingual: there is Chinese to cover
+    for weight, path in OUTPUTS.items():
+        covered = {chr(code) for code in TTFont(str(path))["cmap"].getBestCmap()}
+        missing = "".join(sorted(used - covered))
+        assert not missing, f"{path.name} lacks {missing!r}: run python -m lab.tools.cjk_font (see its docstring)"
+
+
+def test_pages_ask_for_the_font() -> None:
+    from lab.tools.cjk_font import REPO_ROOT
+    css = (REPO_ROOT / "static" / "css" / "fonts.css").read_text(encoding="utf-8")
+    assert css.count('font-family: "Noto Sans CJK SC"') == 2 and "lab-cjk-regular.woff2" in css
+    assert "fonts.css" in (REPO_ROOT / "templates" / "base.html").read_text(encoding="utf-8")
