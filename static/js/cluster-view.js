@@ -50,6 +50,7 @@ const DOWN_NAME_MIN = 28;    // … a down replica's less (its row says more: "L
 const LEADER_W = 62;
 const PROJECTOR_ZOOM = 1.25;
 const MESSAGES_DRAWN = 60;   // in flight at once, at most (the newest): more is a blur, and costs every frame
+const MESSAGES_DRAWN_BUSY = 24;   // … in a picture that is not lively (see LIVELY_ROWS): most arrive within a frame
 // Cells fly in and markers slide only in a picture of at most LIVELY_ROWS replicas: Blink gives
 // every running SVG transform animation a compositing layer of its own, and a 9-broker picture
 // whose seventy rows all move at once spent 100 ms a frame just sorting those layers out.
@@ -264,7 +265,7 @@ export function layout(view, ui = {}) {
   const rows = brokers.reduce((n, b) => n + hosted.get(b.id).length, 0);
   return { W, brokers, boxes, nodes, windows: cellWindows(view, partitions, inner), height: Math.max(y - GAP_Y + PAD, top + 120),
            clients, badges, headH, rowH, numsBelow, inner, lively: ui.animate !== false && rows <= LIVELY_ROWS,
-           numbers: ui.animate !== false };
+           numbers: ui.animate !== false, busy: ui.animate === false };
 }
 
 export function arc(a, b) {
@@ -416,12 +417,20 @@ function replicaNode(view, part, brokerId, box, index, info, ui) {
   const state = !alive ? "dead" : inIsr ? "isr" : "osr";
   const selected = ui.selected;
   const isSelected = !!selected && selected.broker === brokerId && selected.topic === part.topic && selected.partition === part.partition;
+  const key = `r:${label}`;
+  const seen = sightKey(brokerId, label);
+  const place = `${y}|${box.x}|${box.w}|${info.numsBelow}|${info.lively}|${win.lead}`;
+  const last = info.sight?.drawn.get(seen);
+  if (info.busy && last?.place === place && info.sight.inSight.get(seen) === false && info.sight.rows.get(seen)?.isConnected) {
+    return h("g", { key, memo: last.memo });   // left as drawn: the same memo, so patch passes it by
+  }
   const memo = [rep, part.leader, part.isr, alive, flash?.cls, isSelected, y, box.x, box.w, info.numsBelow, win.start,
-                win.lead, ghostsOf(view, brokerId, part), info.lively, ui.animate !== false];
+                win.lead, ghostsOf(view, brokerId, part), info.lively, info.numbers];
+  info.sight?.drawn.set(seen, { memo, place });
   const description = replicaDescription(label, brokerId, isLeader, inIsr, alive, rep);
   const about = { label, isLeader, alive, state, inIsr, description, tag: replicaTag(part, brokerId, alive) };
   return h("g", {
-    key: `r:${label}`, memo,
+    key, memo,
     class: `replica ${state}${isLeader ? " leader" : ""}${flash ? " " + flash.cls : ""}${isSelected ? " selected" : ""}`,
     "data-replica": "", "data-broker": brokerId, "data-topic": part.topic, "data-partition": part.partition,
     "data-role": isLeader ? "leader" : "follower", "data-leo": rep.log_end_offset, "data-hw": rep.high_watermark,
@@ -531,14 +540,16 @@ function linkCutNodes(view, info) {
 // slow clock): each dot is named and has a tooltip.
 function networkNodes(view, info, vnow) {
   const out = [];
-  for (const [key, t] of view.trails) {   // one per route (lab-state.js)
+  // A picture that is not lively has its routes all busy at once: their trails would be a web over
+  // every box (and repaint its area each time one comes or goes); the dots say enough.
+  for (const [key, t] of info.lively ? view.trails : []) {   // one per route (lab-state.js)
     const r = route(info.nodes, t.src, t.dst);
     if (!r) continue;
     out.push(h("path", { key: `trail:${key}`, class: `trail ${API_CLASS[t.api] || "msg-other"}${t.lost ? " lost" : ""}`,
                          d: pathOf(r) }));
   }
   const few = view.inflight.size <= 6;
-  let skip = view.inflight.size - MESSAGES_DRAWN;
+  let skip = view.inflight.size - (info.lively ? MESSAGES_DRAWN : MESSAGES_DRAWN_BUSY);
   let slot = 0;
   for (const m of view.inflight.values()) {
     if (skip-- > 0) continue;
@@ -604,12 +615,13 @@ function cellTips(svg) {
 // frame (over the layout last drawn). A change left undrawn is drawn when the time is up (a
 // timer): the picture always ends on the model.
 const BUSY_DRAW_MS = 200;
-const brokerDraws = new WeakMap();   // svg -> {at, timer, info: the layout drawn}
+const SETTLE_MS = 500;
+const brokerDraws = new WeakMap();   // svg -> {at, timer, settle (timers), info: the layout drawn}
 
 // The layout the picture shows now: drawn anew if it is due, else the last one.
 function brokersNow(svg, view, ui) {
   let state = brokerDraws.get(svg);
-  if (!state) brokerDraws.set(svg, state = { at: -Infinity, timer: null, info: null });
+  if (!state) brokerDraws.set(svg, state = { at: -Infinity, timer: null, settle: null, info: null });
   const now = performance.now();
   const width = pictureWidth(svg);
   const last = state.info;
@@ -621,15 +633,78 @@ function brokersNow(svg, view, ui) {
     }, BUSY_DRAW_MS - (now - state.at) + 1);
     return last;
   }
+  return redrawBrokers(svg, view, ui, width);
+}
+
+function redrawBrokers(svg, view, ui, width = pictureWidth(svg), settled = false) {
+  const state = brokerDraws.get(svg);
   clearTimeout(state.timer);
+  clearTimeout(state.settle);
   state.timer = null;
-  state.at = now;
+  state.at = performance.now();
   state.info = layout(view, { ...ui, width });
+  if (settled) Object.assign(state.info, { busy: false, numbers: true });
   drawBrokers(svg, view, state.info, ui);
+  // A busy draw leaves rows out of sight as they were and cells without numbers: once no draw has
+  // come for SETTLE_MS (the clock paused, the stream stopped), everything is drawn as it is.
+  if (state.info.busy) state.settle = setTimeout(() => redrawSettled(svg), SETTLE_MS);
   return state.info;
 }
 
+function redrawSettled(svg) {
+  const [, view, , , ui] = lastDraw.get(svg);
+  redrawBrokers(svg, view, ui, pictureWidth(svg), true);
+}
+
+// -- rows out of sight -----------------------------------------------------------------------------
+// While the stream is busy, a replica row out of sight (scrolled away in its panel, or off the
+// page) is left as it was last drawn: a 9-broker picture is several screens tall, and redrawing
+// what nobody sees was most of its style, layout, paint and rasterising. An IntersectionObserver
+// says which rows are in sight; a row coming into sight is drawn at once, and once the stream calms
+// down (a pause) every row is drawn again: the picture always ends on the model.
+const sights = new WeakMap();   // svg -> {inSight, drawn (memo, place), rows: row key -> element; watched, observer}
+
+function sightKey(brokerId, label) {
+  return `${brokerId}|${label}`;
+}
+
+function rowSightKey(row) {
+  return sightKey(Number(row.dataset.broker), partitionLabel(row.dataset.topic, Number(row.dataset.partition)));
+}
+
+function sightOf(svg) {
+  let sight = sights.get(svg);
+  if (!sight) {
+    sight = { inSight: new Map(), drawn: new Map(), rows: new Map(), watched: new Set(), observer: null };
+    sight.observer = new IntersectionObserver((entries) => {
+      let appeared = false;
+      for (const entry of entries) {
+        sight.inSight.set(rowSightKey(entry.target), entry.isIntersecting);
+        appeared ||= entry.isIntersecting;
+      }
+      if (appeared && lastDraw.has(svg) && brokerDraws.has(svg)) {
+        const [, view, , , ui] = lastDraw.get(svg);
+        redrawBrokers(svg, view, ui);
+      }
+    });
+    sights.set(svg, sight);
+  }
+  return sight;
+}
+
+function watchRows(svg, sight) {
+  for (const row of sight.watched) {
+    if (!row.isConnected) { sight.observer.unobserve(row); sight.watched.delete(row); }
+  }
+  for (const row of svg.querySelectorAll("[data-replica]")) {
+    sight.rows.set(rowSightKey(row), row);
+    if (!sight.watched.has(row)) { sight.watched.add(row); sight.observer.observe(row); }
+  }
+}
+
 function drawBrokers(svg, view, info, ui) {
+  info.sight = sightOf(svg);
+  streamBusy = info.busy;
   const viewBox = `0 0 ${info.W} ${Math.ceil(info.height)}`;
   // Setting it, even unchanged, makes Blink lay out every text of the picture again.
   for (const el of [svg, networkLayer(svg)]) if (el.getAttribute("viewBox") !== viewBox) el.setAttribute("viewBox", viewBox);
@@ -642,6 +717,7 @@ function drawBrokers(svg, view, info, ui) {
     h("g", { key: "cuts", class: "link-cuts" }, linkCutNodes(view, info)),
     empty,
   ]);
+  watchRows(svg, info.sight);
 }
 
 export function renderCluster(svg, view, vnow, wallNow, ui = {}) {
@@ -652,29 +728,45 @@ export function renderCluster(svg, view, vnow, wallNow, ui = {}) {
 }
 
 // The table under the picture: the same facts in words, per partition. A row is rewritten only
-// when its partition was (lab-state.js replaces a partition's entry when a patch changes it), and
-// the table at most every SUMMARY_MS (a busy stream changes every row at every frame); the last
-// change is drawn when the time is up.
+// when its partition was (lab-state.js replaces a partition's entry when a patch changes it); the
+// table at most every SUMMARY_MS (a busy stream changes every row at every frame), and, while the
+// stream is busy and the table out of sight (below the picture, in its panel), only when it comes
+// into sight or SETTLE_MS after the last change: it always ends on the model.
 const SUMMARY_MS = 250;
-const summaries = new WeakMap();   // tbody -> {at, timer, latest: [view, ui]}
+let streamBusy = false;   // as the picture was last drawn (see drawBrokers)
+const summaries = new WeakMap();   // tbody -> {at, timer, settle, inSight, latest: [view, ui]}
 
 export function renderSummary(tbody, view, ui = {}) {
-  let state = summaries.get(tbody);
-  if (!state) summaries.set(tbody, state = { at: -Infinity, timer: null, latest: null });
+  const state = summaryState(tbody);
   state.latest = [view, ui];
+  clearTimeout(state.settle);
+  state.settle = setTimeout(() => drawLatestSummary(tbody, state), SETTLE_MS);
+  if (state.inSight === false && streamBusy) return;
   const now = performance.now();
   if (now - state.at < SUMMARY_MS) {
-    state.timer ??= setTimeout(() => {
-      state.timer = null;
-      state.at = performance.now();
-      drawSummary(tbody, ...state.latest);
-    }, SUMMARY_MS - (now - state.at) + 1);
+    state.timer ??= setTimeout(() => drawLatestSummary(tbody, state), SUMMARY_MS - (now - state.at) + 1);
     return;
   }
+  drawLatestSummary(tbody, state);
+}
+
+function summaryState(tbody) {
+  let state = summaries.get(tbody);
+  if (!state) {
+    summaries.set(tbody, state = { at: -Infinity, timer: null, settle: null, inSight: null, latest: null });
+    new IntersectionObserver(([entry]) => {
+      state.inSight = entry.isIntersecting;
+      if (state.inSight && state.latest) drawLatestSummary(tbody, state);
+    }).observe(tbody.closest("table") || tbody);
+  }
+  return state;
+}
+
+function drawLatestSummary(tbody, state) {
   clearTimeout(state.timer);
   state.timer = null;
-  state.at = now;
-  drawSummary(tbody, view, ui);
+  state.at = performance.now();
+  drawSummary(tbody, ...state.latest);
 }
 
 function drawSummary(tbody, view, ui) {
