@@ -1,8 +1,7 @@
 // The cluster view: brokers as boxes, each holding its replicas as rows of offset cells, with
 // LEO and HW markers, ISR/OSR colours, the leader marked, messages travelling between nodes and
 // truncated cells shown in red. `renderCluster` is a function of (view, virtual time, wall time)
-// — pausing or scrubbing just calls it with another instant. With `ui.animate` false (a busy
-// stream, see session.js) new cells do not fly in and the markers jump instead of sliding.
+// — pausing or scrubbing just calls it with another instant.
 //
 // Geometry. The picture is drawn at the size it is shown: its viewBox is as wide as its box on
 // the page in CSS pixels (÷ 1.25 in projector mode, which makes everything bigger), so text is
@@ -12,13 +11,17 @@
 // replica's "LEO · HW" moves under its cells when its header has no room, long names end in "…"
 // with the whole name in a <title>.
 //
-// Cost. A 9-broker session redraws ~20 times a second while most replicas stay the same. So:
-// a replica row and a broker's header are redrawn only when what they show changed (dom.js
-// `memo`); a row's cells sit in one group that moves as the log grows (one transform changes,
-// one cell comes, one goes, instead of every cell's x — it jumps: a sliding group would be a
-// compositing layer per row while it slides); messages and trails — what moves every animation
-// frame — are drawn in a second SVG laid over the first, its own compositing layer, so that
-// moving a dot repaints the dots, not the brokers.
+// Cost (python -m lab.bench_browser watches a 9-broker session at 10×). A busy session changes
+// most replicas at every frame, which nobody can follow; so:
+// - a replica row and a broker's header are redrawn only when what they show changed (dom.js
+//   `memo`); a row's cells sit in one group that moves as the log grows;
+// - a small, calm picture is lively (cells fly in, markers slide); a big or busy one is not (Blink
+//   gives each running SVG transform animation a compositing layer), keys cells by their place
+//   in the window and, while the stream is busy (`ui.animate` false), shows no offset in them;
+// - a picture that is not lively is drawn at most every BUSY_DRAW_MS, leaves rows out of sight
+//   as they were, and is drawn whole SETTLE_MS after its last busy draw: it always ends exact;
+// - the requests in flight — what moves at every animation frame — are drawn on a second SVG laid
+//   over the first, a compositing layer of its own, so that moving a dot repaints the dots only.
 //
 // Stable hooks for tests and tools: every broker box has data-broker-id/-alive/-controller;
 // every replica row data-broker/-topic/-partition/-role/-leo/-hw/-isr/-alive; every cell
