@@ -90,7 +90,7 @@ KEEPS_UP = {"events_share": 0.9, "frame_lag_p95_ms": 1000, "catch_up_s": 2.0}
 FPS_TARGET = 50
 LONG_TASK_TARGET = 0.10
 WATCH_WINDOW_S = 2.0      # live between two drift checks
-DRIFT_SETTLE_S = 5.0      # how long a difference may last after the pause before it counts as drift
+DRIFT_SETTLE_S = 2.0      # how long a difference may last once the paused session has settled (the page draws at its own pace)
 WATCH_VIEWPORT = {"width": 1440, "height": 900}
 _FRAME_HEAD = re.compile(rb'"type": "(events|state)", "frame": (\d+), "step": (\d+), "time_ms": (\d+)')
 
@@ -570,13 +570,16 @@ async def _watch(page: Any, cdp: Any, watch: _Watch, seconds: float, profile: Pa
 def _watch_figures(windows: list[tuple[float, float]], samples: list[dict[str, Any]], drift: list[list[str]],
                    elements: int, commands: Counter) -> dict[str, Any]:
     per_second: list[float] = []
+    by_window: list[list[float]] = []   # [fps, long-task share] of each live window (after each fault)
     long_ms = 0.0
     for (start, end), sample in zip(windows, samples):
         times = [t for t in sample["frames"] if start <= t <= end]
         for second in range(int((end - start) // 1000)):
             a = start + 1000 * second
             per_second.append(sum(a <= t < a + 1000 for t in times))
-        long_ms += sum(max(0.0, min(s + d, end) - max(s, start)) for s, d in sample["long"] or [])
+        window_long = sum(max(0.0, min(s + d, end) - max(s, start)) for s, d in sample["long"] or [])
+        long_ms += window_long
+        by_window.append([round(len(times) * 1000 / (end - start), 1), round(window_long / (end - start), 3)])
     live_ms = sum(end - start for start, end in windows)
     found = [d for d in drift if d]
     return {
@@ -585,6 +588,7 @@ def _watch_figures(windows: list[tuple[float, float]], samples: list[dict[str, A
         "fps_min": min(per_second, default=float("nan")),
         "long_task_share": long_ms / live_ms if live_ms and samples[0]["long"] is not None else float("nan"),
         "drift_checks": len(drift), "drift_found": len(found), "drift_examples": [d[:5] for d in found[:3]],
+        "watch_windows": by_window,
         "watch_draws_per_s": sum(sample["draws"] for sample in samples) * 1000 / live_ms,
         "watch_events_per_s": sum(sample["events"] for sample in samples) * 1000 / live_ms,
         "watch_elements": elements, "watch_commands": dict(commands),

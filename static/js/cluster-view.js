@@ -619,12 +619,12 @@ function cellTips(svg) {
 // timer): the picture always ends on the model.
 const BUSY_DRAW_MS = 200;
 const SETTLE_MS = 500;
-const brokerDraws = new WeakMap();   // svg -> {at, timer, settle (timers), info: the layout drawn}
+const brokerDraws = new WeakMap();   // svg -> {at, timer, settle (timers), info: the layout drawn, frame (the model's) and when it came}
 
 // The layout the picture shows now: drawn anew if it is due, else the last one.
 function brokersNow(svg, view, ui) {
   let state = brokerDraws.get(svg);
-  if (!state) brokerDraws.set(svg, state = { at: -Infinity, timer: null, settle: null, info: null });
+  if (!state) brokerDraws.set(svg, state = { at: -Infinity, timer: null, settle: null, info: null, frame: null, frameAt: 0 });
   const now = performance.now();
   const width = pictureWidth(svg);
   const last = state.info;
@@ -646,10 +646,11 @@ function redrawBrokers(svg, view, ui, width = pictureWidth(svg), settled = false
   state.timer = null;
   state.at = performance.now();
   state.info = layout(view, { ...ui, width });
-  if (settled) Object.assign(state.info, { busy: false, numbers: true });
+  // A busy draw leaves rows out of sight as they were and cells without numbers. The stream has
+  // stopped (the clock paused) when no frame has come for SETTLE_MS: then everything is drawn as it is.
+  if (view.frame !== state.frame) Object.assign(state, { frame: view.frame, frameAt: state.at });
+  if (settled || state.at - state.frameAt >= SETTLE_MS) Object.assign(state.info, { busy: false, numbers: true });
   drawBrokers(svg, view, state.info, ui);
-  // A busy draw leaves rows out of sight as they were and cells without numbers: once no draw has
-  // come for SETTLE_MS (the clock paused, the stream stopped), everything is drawn as it is.
   if (state.info.busy) state.settle = setTimeout(() => redrawSettled(svg), SETTLE_MS);
   return state.info;
 }

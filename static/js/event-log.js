@@ -79,6 +79,13 @@ export class EventLog {
       const oldest = this.entries.length ? this.entries[0].e.seq : this.floor;
       if (oldest !== undefined) this.onEarlier?.(oldest);
     });
+    // The list follows its newest line until the reader scrolls up (and again once back at the end).
+    // Known from scrolling, not measured at each draw: a draw then forces no layout, and a list
+    // made shorter by the page around it (a line more in the clock bar) keeps following.
+    this.following = true;
+    this.list.addEventListener("scroll", () => {
+      this.following = this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 40;
+    }, { passive: true });
     this.list.addEventListener("click", (event) => this._pick(event.target.closest("[data-step]")));
     this.list.addEventListener("keydown", (event) => {
       if (event.key === "Enter" || event.key === " ") { event.preventDefault(); this._pick(event.target.closest("[data-step]")); }
@@ -199,7 +206,7 @@ export class EventLog {
         ...Array.from(this.kinds).sort().map((k) => h("option", { key: k, value: k, selected: k === current ? true : null }, k))], false);
     }
     const filter = this._filter();
-    const nearBottom = this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 40;
+    const nearBottom = this.following;
     const busy = nearBottom && this.addedSinceDraw > BUSY_SHOWN;
     this.addedSinceDraw = 0;
     this.pacer.minGapMs = busy ? BUSY_GAP_MS : 100;
