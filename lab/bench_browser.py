@@ -50,6 +50,8 @@ follower paused, a broker slowed). Its page at 1440×900, the event log open:
   -leader-epoch) and (3) the picture's replica rows (data-leo, -hw, -isr, -role, -alive) with that
   model. A difference still there after DRIFT_SETTLE_S is one drift found (the first few are
   listed in drift_examples); must be 0.
+- watch_windows: [fps, long-task share] of each live window (each follows a fault), to see
+  whether a slow stretch is a moment or the whole run.
 - watch_draws_per_s, watch_events_per_s, watch_elements: how often the page was drawn and how
   many events it took in per live second, and how many elements it held at the end;
   watch_main_thread_busy: the share of live wall time its main thread ran tasks (Chromium's

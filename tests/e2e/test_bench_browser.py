@@ -34,6 +34,6 @@ def test_the_browser_bench_reports_every_figure_as_json() -> None:
     assert figures["page_events_per_s"] > 0 and figures["watch_events_per_s"] > 0  # the pages did take frames in
     assert isinstance(figures["keeps_up"], bool) and isinstance(figures["fast_enough"], bool)
     assert isinstance(figures["replicas_drawn_wrong"], int)
-    assert figures["drift_checks"] == 2
+    assert figures["drift_checks"] == 2 and len(figures["watch_windows"]) == 2
     assert figures["drift_found"] == 0, figures["drift_examples"]   # the page's model, table and picture were exact
     assert figures["page_errors"] == [] and figures["watch_page_errors"] == []   # nothing uncaught under a busy stream
