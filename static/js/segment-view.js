@@ -38,16 +38,23 @@ export class SegmentView {
     return { broker: Number(broker), topic: rest.join(":"), partition: Number(partition), value: select.value };
   }
 
+  // Every request for the file list has the panel's form as its source when it is there (its
+  // hx-sync="this:replace" aborts the one in flight): an automatic refresh that started before
+  // the learner picked another replica must not land after it and show the old one.
   open(broker, topic, partition) {
-    ajax("GET", this.segmentsUrl, { target: this.panel, values: { replica: `${broker}:${topic}:${partition}` } });
-    this.lastRefresh = performance.now();
+    this._load(`${broker}:${topic}:${partition}`);
   }
 
   refresh() {
-    const chosen = this.chosen();
-    ajax("GET", this.segmentsUrl, { target: this.panel, values: chosen ? { replica: chosen.value } : {} });
-    this.lastRefresh = performance.now();
+    this._load(this.chosen()?.value ?? null);
     this.stale = false;
+  }
+
+  _load(replica) {
+    this.lastRefresh = performance.now();
+    const form = $("[data-segments-form]", this.panel);
+    const values = replica ? { replica } : {};
+    ajax("GET", this.segmentsUrl, form ? { source: form, target: this.panel, values } : { target: this.panel, values });
   }
 
   // Called with each batch of events: refresh the file list (throttled) when the chosen replica moved.

@@ -405,7 +405,7 @@ function eventsPerSecond(wall) {
 
 function draw(wall, vnow, moving) {
   renderCluster(svg, app.view, vnow, wall, { selected: app.selected, showInternal: app.showInternal, vnow,
-                                             animate: eventsPerSecond(wall) < CALM_EVENTS_PER_S });
+                                             animate: eventRate.perSecond < CALM_EVENTS_PER_S });
   renderTimers(timersOut, app.view.timers, vnow);
   if (app.dirty) {
     app.dirty = false;
@@ -424,6 +424,10 @@ function draw(wall, vnow, moving) {
 function frame() {
   const wall = performance.now();
   const vnow = vclock.now(wall);
+  const wasBusy = eventRate.perSecond >= CALM_EVENTS_PER_S;
+  // Measured every animation frame, drawn or not: once the stream calms (or stops), the rate says
+  // so within a second, and the picture is drawn calm again.
+  if (wasBusy !== (eventsPerSecond(wall) >= CALM_EVENTS_PER_S)) stale = true;
   const moving = hasEffects(app.view) || vclock.mode === "live";
   expireEffects(app.view, wall, vnow);
   if (app.dirty || timeline.dirty) stale = true;
