@@ -39,7 +39,7 @@ export class SegmentView {
   }
 
   // Every request for the file list has the panel's form as its source when it is there (its
-  // hx-sync="this:replace" aborts the one in flight): an automatic refresh that started before
+  // hx-sync="this:queue last" runs only the newest after the one in flight): an automatic refresh that started before
   // the learner picked another replica must not land after it and show the old one.
   open(broker, topic, partition) {
     this._load(`${broker}:${topic}:${partition}`);
@@ -53,8 +53,14 @@ export class SegmentView {
   _load(replica) {
     this.lastRefresh = performance.now();
     const form = $("[data-segments-form]", this.panel);
-    const values = replica ? { replica } : {};
-    ajax("GET", this.segmentsUrl, form ? { source: form, target: this.panel, values } : { target: this.panel, values });
+    const select = form && $("[data-segments-replica]", form);
+    const listed = select && (replica === null || select.querySelector(`option[value="${CSS.escape(replica)}"]`));
+    if (!listed) {   // no form yet, or a replica its list does not have yet: ask for it directly
+      ajax("GET", this.segmentsUrl, { target: this.panel, values: replica ? { replica } : {} });
+      return;
+    }
+    if (replica !== null) select.value = replica;   // the form's own value is what it sends
+    ajax("GET", this.segmentsUrl, { source: form, target: this.panel });
   }
 
   // Called with each batch of events: refresh the file list (throttled) when the chosen replica moved.
