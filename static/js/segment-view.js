@@ -4,7 +4,8 @@
 // while that replica changes, and animates the lookup: segment probes, then index probes, then the
 // forward scan, then the record — one stage every STEP_MS, or one per "Next step" click.
 
-import { $, $all, ajax } from "./dom.js";
+import { $, $all } from "./dom.js";
+import { errorToast } from "./toasts.js";
 
 const STEP_MS = 450;
 const REFRESH_MS = 1200;
@@ -21,6 +22,16 @@ export class SegmentView {
     this.stale = false;
     this.lastRefresh = 0;
     this.timer = null;
+    this.loads = 0;
+    // The panel's own form (choose a replica, Refresh) loads through the same numbered path.
+    this.panel.addEventListener("change", (event) => {
+      if (event.target.matches("[data-segments-replica]")) this._load(event.target.value || null);
+    });
+    this.panel.addEventListener("submit", (event) => {
+      if (!event.target.matches("[data-segments-form]")) return;
+      event.preventDefault();
+      this._load(this.chosen()?.value ?? null);
+    });
     document.body.addEventListener("htmx:afterSwap", (event) => {
       if (event.detail.target === this.lookup) this.animate();
     });
@@ -38,9 +49,9 @@ export class SegmentView {
     return { broker: Number(broker), topic: rest.join(":"), partition: Number(partition), value: select.value };
   }
 
-  // Every request for the file list has the panel's form as its source when it is there (its
-  // hx-sync="this:queue last" runs only the newest after the one in flight): an automatic refresh that started before
-  // the learner picked another replica must not land after it and show the old one.
+  // Every load of the file list goes through _load, numbered: only the newest answer is drawn.
+  // (htmx's hx-sync could not promise that: an answer that replaces the form drops the request
+  // queued on it, so a replica clicked in the picture while a refresh was in flight never opened.)
   open(broker, topic, partition) {
     this._load(`${broker}:${topic}:${partition}`);
   }
@@ -50,17 +61,34 @@ export class SegmentView {
     this.stale = false;
   }
 
-  _load(replica) {
+  async _load(replica) {
     this.lastRefresh = performance.now();
-    const form = $("[data-segments-form]", this.panel);
-    const select = form && $("[data-segments-replica]", form);
-    const listed = select && (replica === null || select.querySelector(`option[value="${CSS.escape(replica)}"]`));
-    if (!listed) {   // no form yet, or a replica its list does not have yet: ask for it directly
-      ajax("GET", this.segmentsUrl, { target: this.panel, values: replica ? { replica } : {} });
+    const ticket = ++this.loads;
+    const select = $("[data-segments-replica]", this.panel);
+    if (select && replica !== null && select.querySelector(`option[value="${CSS.escape(replica)}"]`)) select.value = replica;
+    const url = new URL(this.segmentsUrl, window.location.href);
+    if (replica) url.searchParams.set("replica", replica);
+    let response, html;
+    try {
+      response = await fetch(url, { headers: { "HX-Request": "true" }, credentials: "same-origin" });
+      html = await response.text();
+    } catch {
+      if (ticket === this.loads) { this.stale = true; errorToast("The lab server cannot be reached"); }
       return;
     }
-    if (replica !== null) select.value = replica;   // the form's own value is what it sends
-    ajax("GET", this.segmentsUrl, { source: form, target: this.panel });
+    if (ticket !== this.loads) return;   // a newer load was asked for: its answer is the one to show
+    if (!response.ok && response.status !== 400) {   // 400 is a panel with its error in it, shown like any answer
+      errorToast(response.status === 404 ? "That panel is not available: the session is not running or is not yours"
+                                         : `The lab answered ${response.status}`);
+      return;
+    }
+    this.panel.innerHTML = html;
+    if (response.status === 400) {
+      const message = this.panel.querySelector("[data-panel-error]");
+      if (message) errorToast(message.textContent.replace(/\s+/g, " ").trim());
+    }
+    window.htmx?.process(this.panel);
+    this.panel.dispatchEvent(new CustomEvent("segments:loaded", { bubbles: true }));
   }
 
   // Called with each batch of events: refresh the file list (throttled) when the chosen replica moved.

@@ -118,3 +118,34 @@ def test_produce_while_paused_says_why_nothing_moves(page: Page) -> None:
     expect(page.locator("[data-clock=last]")).to_contain_text("nothing moves while paused")
     page.click("[data-clock=step]")
     expect(page.locator("[data-clock=last]")).to_contain_text("Step")
+
+
+def test_a_replica_clicked_while_a_refresh_is_in_flight_opens(page: Page) -> None:
+    # The panel's refresh answers late; the learner clicks a replica in the picture meanwhile. The
+    # click must win whatever order the answers land in (with htmx's hx-sync the late answer
+    # replaced the form and dropped the request queued on it: the panel stayed on "choose").
+    new_session(page, brokers=3, seed=1, name="Late refresh")
+    create_topic(page, "t", partitions=1, replication_factor=3)
+    expect(page.locator("[data-replica][data-topic=t]")).to_have_count(3)
+    page.click("#tab-x-segments")
+    expect(page.locator("[data-segments-replica] option[value='2:t:0']")).to_be_attached()
+
+    held = []
+
+    def slow_plain_refresh(route) -> None:
+        if "replica=" in route.request.url:
+            route.continue_()
+        else:
+            held.append(route)   # answered only after the click's answer has been drawn
+
+    page.route(re.compile(r"/explore/segments/(\?.*)?$"), slow_plain_refresh)
+    page.locator("[data-segments-form] button[type=submit]").click()   # Refresh, with no replica chosen
+    page.wait_for_timeout(100)
+    assert held, "the refresh was sent"
+    page.locator("[data-replica][data-broker='2'][data-topic=t]").click()
+    expect(page.locator("[data-replica-files]")).to_have_attribute("data-replica-files", "2:t:0")
+    for route in held:
+        route.continue_()
+    page.wait_for_timeout(500)
+    expect(page.locator("[data-replica-files]")).to_have_attribute("data-replica-files", "2:t:0")
+    expect(page.locator("[data-segments-replica]")).to_have_value("2:t:0")
