@@ -122,8 +122,11 @@ export class Charts {
       return;
     }
     this.root.querySelector("[data-chart=status]").textContent = "";
+    // The page's own font stack: it ends in the lab's CJK face, so the titles' Chinese renders on
+    // a machine without CJK fonts (plotly's default stack has none).
+    const family = getComputedStyle(this.root).fontFamily;
     const base = {
-      margin: { l: 56, r: 16, t: 44, b: 96 }, height: 300, font: { size: 14, color: "#1d2330" },
+      margin: { l: 56, r: 16, t: 44, b: 96 }, height: 300, font: { family, size: 14, color: "#1d2330" },
       paper_bgcolor: "#ffffff", plot_bgcolor: "#ffffff", legend: { orientation: "h", x: 0, y: -0.42, yanchor: "top" },
       xaxis: { title: { text: "virtual time (s)", standoff: 6 }, zeroline: false },
     };

@@ -11,6 +11,7 @@ const STEP_MS = 450;
 const REFRESH_MS = 1200;
 const TOUCHING = new Set(["records_appended", "log_truncated", "segment_rolled", "segment_deleted", "log_start_offset_moved",
                           "broker_crashed", "broker_started"]);
+const RESHAPING = new Set(["topic_created", "partitions_added", "broker_crashed", "broker_started"]);
 
 export class SegmentView {
   constructor(root, segmentsUrl) {
@@ -23,6 +24,7 @@ export class SegmentView {
     this.lastRefresh = 0;
     this.timer = null;
     this.loads = 0;
+    this.reshaped = false;
     // The panel's own form (choose a replica, Refresh) loads through the same numbered path.
     this.panel.addEventListener("change", (event) => {
       if (event.target.matches("[data-segments-replica]")) this._load(event.target.value || null);
@@ -59,6 +61,7 @@ export class SegmentView {
   refresh() {
     this._load(this.chosen()?.value ?? null);
     this.stale = false;
+    this.reshaped = false;
   }
 
   async _load(replica) {
@@ -91,18 +94,21 @@ export class SegmentView {
     this.panel.dispatchEvent(new CustomEvent("segments:loaded", { bubbles: true }));
   }
 
-  // Called with each batch of events: refresh the file list (throttled) when the chosen replica moved.
+  // Called with each batch of events: refresh the file list (throttled) when the chosen replica
+  // moved; at once when the list of replicas itself changed (a topic, a partition, a broker
+  // down or back), so the picker never offers a cluster that is not there any more.
   onEvents(events) {
     const chosen = this.chosen();
     const hit = events.some((e) => TOUCHING.has(e.kind) && (e.broker === chosen?.broker || !chosen) &&
       (e.topic === undefined || (e.topic === chosen?.topic && e.partition === chosen?.partition)));
-    if (hit || events.some((e) => e.kind === "topic_created" || e.kind === "partitions_added")) this.stale = true;
+    if (events.some((e) => RESHAPING.has(e.kind))) this.reshaped = true;
+    if (hit || this.reshaped) this.stale = true;
     this.tick();
   }
 
   tick() {
     if (!this.visible || !this.stale || document.activeElement?.closest?.("[data-segments-panel] form")) return;
-    if (performance.now() - this.lastRefresh >= REFRESH_MS) this.refresh();
+    if (this.reshaped || performance.now() - this.lastRefresh >= REFRESH_MS) this.refresh();
   }
 
   setVisible(visible) {

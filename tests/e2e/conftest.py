@@ -18,6 +18,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1280, "height": 800}
+SHOT_HEIGHT = 2000   # the window's height while a panel (not the whole page) is shot
 
 
 @pytest.fixture(scope="session")
@@ -62,12 +63,24 @@ def shoot(page, tmp_path: Path) -> Callable[..., Path]:
     target = Path(os.environ.get("KAFKA_LAB_SCREENSHOTS_DIR") or tmp_path / "screenshots")
     target.mkdir(parents=True, exist_ok=True)
 
-    def save(name: str, locator=None, **options) -> Path:
+    def save(name: str, locator=None, from_top: bool = False, **options) -> Path:
         path = target / f"{name}.png"
         if locator is None:
             page.evaluate("window.scrollTo(0, 0)")
-        page.wait_for_timeout(400)   # let transitions and entry animations settle
-        (locator or page).screenshot(path=str(path), animations="disabled", **options)
+            page.wait_for_timeout(400)   # let transitions and entry animations settle
+            page.screenshot(path=str(path), animations="disabled", **options)
+            return path
+        # A panel of the one-screen layout scrolls inside a box sized to the window: shot at
+        # 1280×800 it shows a slice under its sticky tabs. A taller window lets it show whole.
+        size = page.viewport_size
+        page.set_viewport_size({"width": VIEWPORT["width"], "height": SHOT_HEIGHT})
+        try:
+            if from_top:   # the panel's own scroll box back at its start
+                locator.evaluate("el => el.querySelectorAll('*').forEach((c) => { if (c.scrollTop) c.scrollTop = 0; })")
+            page.wait_for_timeout(400)
+            locator.screenshot(path=str(path), animations="disabled", **options)
+        finally:
+            page.set_viewport_size(size)
         return path
 
     return save

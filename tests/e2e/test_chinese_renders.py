@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page
 
-from tests.e2e.helpers import new_session
+from tests.e2e.helpers import create_topic, new_session
 
 pytestmark = pytest.mark.e2e
 
@@ -41,3 +41,35 @@ def test_chinese_text_has_its_font_on_a_session_page(page: Page) -> None:
     chinese, faces, covered = faces_loaded_for(page)
     assert "速度" in chinese and covered
     assert len(faces) == 2 and all(f[2] == "loaded" for f in faces)
+
+
+# Every element showing Chinese in its own text asks for a font stack with the lab's CJK face in it:
+# a stack without it (a monospace one, plotly's own) shows boxes on a machine without CJK fonts.
+ELEMENTS_WITHOUT_THE_FACE = """() => {
+  const cjk = /[\\u3000-\\u303f\\u4e00-\\u9fff\\uff00-\\uffef]/;
+  const bad = new Set();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let checked = 0;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (!cjk.test(node.data) || !el || !el.getClientRects().length) continue;
+    checked++;
+    const family = getComputedStyle(el).fontFamily;
+    if (!family.includes("Noto Sans CJK SC")) bad.add(`${el.tagName.toLowerCase()}.${el.className?.baseVal ?? el.className}: ${family}`);
+  }
+  return { checked, bad: Array.from(bad) };
+}"""
+
+
+def test_every_chinese_text_has_the_face_in_its_font_stack(page: Page) -> None:
+    new_session(page, name="中文")
+    create_topic(page, "t", partitions=1, replication_factor=1)
+    page.click("#tab-x-charts")
+    page.locator("[data-chart=isr] .main-svg").first.wait_for(state="attached")
+    page.wait_for_function("() => document.querySelector('[data-chart=rate] .gtitle')")
+    found = page.evaluate(ELEMENTS_WITHOUT_THE_FACE)
+    assert found["checked"] > 10, found
+    assert found["bad"] == [], found["bad"]
+    # Code and the truncation story use a monospace stack: it falls through to the face too.
+    mono = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--mono')")
+    assert "Noto Sans CJK SC" in mono

@@ -67,7 +67,7 @@ def test_the_failures_card_opens_the_truncation_story_and_its_notes_follow_each_
     expect(page.locator("[data-truncations] h2")).to_contain_text("What was lost")
     cells = page.locator("[data-replica][data-broker='1'][data-topic=t]")
     expect(cells.locator("[data-truncated-offset='4']")).to_have_count(0)   # no ✕ over the refetched m5
-    shoot("truncation-fates")
+    shoot("truncation-fates", page.locator("[data-truncations]"))
 
 
 def test_live_play_moves_the_scenario_label(page: Page) -> None:

@@ -60,7 +60,7 @@ def test_a_learner_sees_replication_failover_and_rewind(page: Page, shoot) -> No
     shoot("failover")
     page.click("#tab-x-charts")
     expect(page.locator("[data-chart=isr] .main-svg").first).to_be_attached()
-    shoot("charts", page.locator(".explore"))
+    shoot("charts", page.locator("[data-chart=isr]"))
 
     # Rewind: click the last event before the leader was killed; the old leader is back.
     page.click("#tab-x-events")
@@ -88,7 +88,7 @@ def test_a_learner_sees_replication_failover_and_rewind(page: Page, shoot) -> No
     lookup = page.locator("[data-lookup='7']")
     expect(lookup.locator("[data-record-offset='7']")).to_be_attached()
     expect(lookup).not_to_have_class(re.compile("animating"), timeout=20_000)  # the lookup animation ran to its end
-    shoot("segment-view", page.locator(".explore"))
+    shoot("segment-view", page.locator(".explore"), from_top=True)
 
     # The message browser: committed records of t-0.
     page.click("#tab-x-messages")
