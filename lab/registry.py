@@ -43,6 +43,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from lab import journal_checks
 from lab.host import CommandRecord, Events, HostError, Journal, SessionHost, Shape
 from lab.limits import Limits
 from lab.live_clock import live_clock
@@ -72,7 +73,9 @@ class JournalWriter:
     """One thread that writes the sessions' logs to the database, in order, a batch per
     transaction: new command rows in one insert, one position update per session. The writes of
     BATCH_WAIT_S go into one commit. A command is answered without waiting for the disk; a crash
-    of the process may lose the last fraction of a second of the log."""
+    of the process may lose the last fraction of a second of the log. One bad write never costs
+    another's: each is checked against its columns first (lab.journal_checks), and a batch that
+    fails anyway is written again one write at a time, so only the write refused is lost (logged)."""
 
     MAX_BATCH = 1000
 
@@ -108,15 +111,49 @@ class JournalWriter:
                 except queue.Empty:
                     break
             try:
-                with transaction.atomic():
-                    _write_batch([w for w in batch if not isinstance(w, threading.Event)])
-            except Exception:  # noqa: BLE001 - the writer must outlive one bad batch
-                logger.exception("lab journal: a batch of %d writes failed", len(batch))
-                connection.close()
+                _write_all(_checked([w for w in batch if not isinstance(w, threading.Event)]))
             finally:
                 for marker in batch:
                     if isinstance(marker, threading.Event):
                         marker.set()
+
+
+def _checked(writes: list[_Write]) -> list[_Write]:
+    """The writes whose values every column takes (lab.journal_checks); each other one is logged
+    and dropped, alone, before it can roll back the rows of other sessions batched with it."""
+    kept = []
+    for write in writes:
+        problem = _problem(write)
+        if problem is None:
+            kept.append(write)
+        else:
+            logger.error("lab journal: dropped %s of session %s: %s", _kind_of(write),
+                         getattr(write, "session_id", "?"), problem)
+    return kept
+
+
+def _write_all(writes: list[_Write]) -> None:
+    """One transaction for them all; if it fails anyway (a unique index, a locked database, a
+    value no check foresaw), each write again in a transaction of its own, so that only the one
+    the database refuses is lost (and logged)."""
+    if not writes:
+        return
+    try:
+        with transaction.atomic():
+            _write_batch(writes)
+        return
+    except Exception:  # noqa: BLE001 - the writer must outlive one bad batch
+        logger.warning("lab journal: a batch of %d writes failed; writing them one by one", len(writes),
+                       exc_info=True)
+        connection.close()
+    for write in writes:
+        try:
+            with transaction.atomic():
+                _write_batch([write])
+        except Exception:  # noqa: BLE001 - one write lost, the others kept
+            logger.exception("lab journal: dropped %s of session %s", _kind_of(write),
+                             getattr(write, "session_id", "?"))
+            connection.close()
 
 
 @dataclass(frozen=True)
@@ -126,7 +163,46 @@ class _Position:
     time_ms: int
 
 
-_Write = Callable[[], None] | LabCommand | _Position | threading.Event
+@dataclass(frozen=True)
+class _Restart:
+    """A reset: the session's new generation and shape; the old shape goes to its history."""
+    session_id: uuid.UUID
+    generation: int
+    shape: Shape
+
+    def row(self, session: LabSession) -> LabSession:
+        session.history = [*session.history, {"generation": session.generation, "brokers": session.brokers,
+                                              "seed": session.seed, "truncation": session.truncation,
+                                              "config": session.config}]
+        session.generation = self.generation
+        session.brokers, session.seed = self.shape.brokers, self.shape.seed
+        session.truncation, session.config = self.shape.truncation, dict(self.shape.config)
+        session.position_step = session.position_time_ms = 0
+        return session
+
+    def __call__(self) -> None:
+        self.row(LabSession.objects.select_for_update().get(pk=self.session_id)).save()
+
+
+_Write = Callable[[], None] | LabCommand | _Position | _Restart | threading.Event
+
+
+def _problem(write: _Write) -> str | None:
+    """What a column would refuse in `write` (None: nothing, or a write that cannot be checked ahead)."""
+    if isinstance(write, LabCommand):
+        return journal_checks.problem_of(write)
+    if isinstance(write, _Position):
+        return (journal_checks.integer_problem(write.step, *journal_checks.BIGINT)
+                or journal_checks.integer_problem(write.time_ms, *journal_checks.BIGINT))
+    if isinstance(write, _Restart):
+        return journal_checks.problem_of(write.row(LabSession(id=write.session_id, owner="-", name="-")))
+    return None
+
+
+def _kind_of(write: _Write) -> str:
+    if isinstance(write, LabCommand):
+        return f"command #{write.index} ({write.command})"
+    return {_Position: "a clock position", _Restart: "a reset"}.get(type(write), "a write")
 
 
 def _write_batch(writes: list[_Write]) -> None:
@@ -196,8 +272,7 @@ class DatabaseJournal(Journal):
         if self._writer is not None:
             self._writer.submit(write)
         else:
-            with transaction.atomic():
-                _write_batch([write])
+            _write_all(_checked([write]))
 
     def _row(self, record: CommandRecord) -> LabCommand:
         return LabCommand(session_id=self.session_id, generation=self.generation, index=record.index,
@@ -226,19 +301,7 @@ class DatabaseJournal(Journal):
 
     def restarted(self, shape: Shape) -> None:
         self.generation += 1
-        generation = self.generation
-
-        def write() -> None:
-            session = LabSession.objects.select_for_update().get(pk=self.session_id)
-            session.history = [*session.history, {"generation": session.generation, "brokers": session.brokers,
-                                                  "seed": session.seed, "truncation": session.truncation,
-                                                  "config": session.config}]
-            session.generation = generation
-            session.brokers, session.seed = shape.brokers, shape.seed
-            session.truncation, session.config = shape.truncation, dict(shape.config)
-            session.position_step = session.position_time_ms = 0
-            session.save()
-        self._write(write)
+        self._write(_Restart(self.session_id, self.generation, shape))
 
     def positioned(self, step: int, time_ms: int) -> None:
         """Where the clock stands (saved when a tab leaves, and every few seconds while live)."""
