@@ -129,6 +129,7 @@ def split_config(config: dict | None) -> tuple[BrokerConfig, ClusterConfig, dict
         broker["min_insync_replicas"] = topic["min.insync.replicas"]
     if "unclean.leader.election.enable" in topic:
         broker["unclean_leader_election_enable"] = topic["unclean.leader.election.enable"]
+    LogConfig.from_dict(topic)   # topic defaults within LogConfig's bounds now, not at the first create_topic
     return BrokerConfig(**_typed(BrokerConfig, broker)), ClusterConfig(**_typed(ClusterConfig, lab)), topic
 
 

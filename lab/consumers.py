@@ -20,6 +20,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from engine.scenarios.runner import ScenarioError, builtin_names, load_scenario
 from lab.host import HostError, Shape
+from lab.limits import LimitExceeded, Limits
 from lab.models import LabSession
 from lab.registry import PROTOCOL_VERSION, LiveSession, ack_frame, message, registry
 
@@ -133,13 +134,17 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
                 raise ProtocolError(str(error)) from None
         if not isinstance(scenario, dict):
             raise ProtocolError("'scenario' must be a scenario object (or a built-in scenario's name)")
+        cluster = scenario.get("cluster")
+        if isinstance(cluster, dict):   # its shape within this session's limits (the host checks the rest)
+            _checked_shape(self.live.host.limits, cluster.get("brokers", 3), cluster.get("seed", 0),
+                           cluster.get("truncation"), cluster.get("config"))
         await self.live.load_scenario(scenario)
 
     async def on_reset(self, request: dict[str, Any]) -> None:
         current = self.live.host.shape
-        shape = Shape(brokers=request.get("brokers", current.brokers), seed=request.get("seed", current.seed),
-                      truncation=request.get("truncation", current.truncation),
-                      config=request.get("config", current.config) or {})
+        shape = _checked_shape(self.live.host.limits, request.get("brokers", current.brokers),
+                               request.get("seed", current.seed), request.get("truncation", current.truncation),
+                               request.get("config", current.config))
         await self.live.reset(shape)
 
     async def on_snapshot(self, request: dict[str, Any]) -> None:
@@ -207,6 +212,14 @@ def _id_of(text_data: str | None) -> dict[str, Any]:
 def _not_a_number(name: str) -> None:
     """JSON has no NaN or Infinity; Python's parser takes them unless told otherwise."""
     raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _checked_shape(limits: Limits, brokers: Any, seed: Any, truncation: Any, config: Any) -> Shape:
+    """A reset's or a scenario's cluster shape, checked whole before anything changes (lab.limits)."""
+    try:
+        return limits.check_shape(brokers, seed, truncation, config)
+    except LimitExceeded as error:
+        raise HostError(str(error), error.kafka_name) from None
 
 
 def _field(request: dict[str, Any], name: str, kind: type) -> Any:

@@ -6,7 +6,9 @@ that was accepted once is part of the session's history. A rejected command reac
 engine nor the log, and the error says which limit it hit.
 
 `Limits` is plain data; `Limits.from_settings()` reads Django's settings (the KAFKA_LAB_MAX_*
-names in lab/settings.py) and is the only place here that touches Django.
+names in lab/settings.py) and is the only place here that touches Django. `Limits.check_shape`
+is the one check of a cluster shape from a tab's `reset`, a scenario or a form (its fields, its
+settings' bounds, the internal topics' partitions under the cap), before anything is reset or stored.
 """
 from __future__ import annotations
 
@@ -14,7 +16,17 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from engine.cluster import MAX_BROKERS, Cluster
+from engine.broker.errors import InvalidConfigError
+from engine.cluster import MAX_BROKERS, Cluster, split_config
+from engine.replication.fetcher import TRUNCATION_MODES
+from engine.scenarios.schema import StepArgumentError, check_cluster
+from lab.host_types import Shape
+
+# Kafka's internal topics whose partition count a session's config sets: each is bounded by the
+# session's partition cap (GroupCoordinatorConfig OFFSETS_TOPIC_PARTITIONS_CONFIG; the transaction
+# coordinator's TRANSACTIONS_TOPIC_PARTITIONS_CONFIG, for when the engine has one).
+INTERNAL_TOPIC_PARTITIONS = {"offsets.topic.num.partitions": ("__consumer_offsets", 50),
+                             "transaction.state.log.num.partitions": ("__transaction_state", 50)}
 
 
 # One record alone in a v2 batch: the 61-byte batch header plus the record's own framing.
@@ -24,9 +36,9 @@ RECORD_OVERHEAD_BYTES = 70
 class LimitExceeded(Exception):
     """A command over one of the session's limits; `kafka_name` is the nearest Kafka error."""
 
-    def __init__(self, message: str, kafka_name: str = "POLICY_VIOLATION") -> None:
+    def __init__(self, message: str, kafka_name: str = "POLICY_VIOLATION", field: str = "") -> None:
         super().__init__(message)
-        self.kafka_name = kafka_name
+        self.kafka_name, self.field = kafka_name, field   # `field`: the shape's field at fault, if known
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,33 @@ class Limits:
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
+
+    def check_shape(self, brokers: Any, seed: Any, truncation: Any, config: Any) -> Shape:
+        """A cluster shape from a tab, a form or a scenario, checked whole before anything is reset
+        or stored: the fields' types and ranges (the seed within the database's BIGINT, no NaN,
+        engine.scenarios.schema.check_cluster), the settings' own bounds (engine.config_values:
+        Kafka's minimums, no 0 ms timer), the brokers and the internal topics' partitions under
+        this session's limits. Raises LimitExceeded naming the field."""
+        try:
+            shape = check_cluster({"brokers": brokers, "seed": seed, "truncation": truncation,
+                                   "config": config if config is not None else {}})
+            truncation = {"truncation": shape["truncation"]} if shape.get("truncation") else {}
+            split_config({**shape["config"], **truncation})
+        except StepArgumentError as error:
+            raise LimitExceeded(str(error), error.kafka_name, error.field or "config") from None
+        except InvalidConfigError as error:
+            raise LimitExceeded(str(error), "INVALID_CONFIG", "config") from None
+        for key, (topic, default) in INTERNAL_TOPIC_PARTITIONS.items():
+            partitions = shape["config"].get(key, default)
+            if int(partitions) > self.max_partitions:
+                raise LimitExceeded(f"config.{key} is {partitions}: {topic} may have at most "
+                                    f"{self.max_partitions} partitions in a lab session (its partition limit)",
+                                    "POLICY_VIOLATION", "config")
+        truncation = shape.get("truncation") or shape["config"].get("truncation") or "leader-epoch"
+        if truncation not in TRUNCATION_MODES:
+            raise LimitExceeded(f"config.truncation must be one of {', '.join(TRUNCATION_MODES)}, not "
+                                f"{truncation!r}", "INVALID_CONFIG", "config")
+        return Shape(self.check_brokers(shape["brokers"]), shape["seed"], str(truncation), shape["config"])
 
     def check_brokers(self, brokers: Any) -> int:
         if isinstance(brokers, bool) or not isinstance(brokers, int):

@@ -29,12 +29,14 @@ from engine.cluster import MAX_BROKERS, Cluster, ClusterError
 from engine.scenarios import schema
 from engine.scenarios.runner import ScenarioError, builtin_names, load_scenario
 from lab.consumers import CLOSE_DELETED
+from lab.fairness import too_many_sessions_created
 from lab.host import Shape
-from lab.limits import Limits
+from lab.limits import LimitExceeded, Limits
 from lab.models import TRUNCATION_CHOICES, LabSession
 from lab.registry import DatabaseJournal, journal_writer, registry, session_dir, shape_of
 
-MAX_SEED = 2**63 - 1
+MAX_SEED = 2**63 - 1          # LabSession.seed is a BIGINT
+MAX_CONFIG_CHARS = 20_000     # the config's JSON text (200 settings, engine.scenarios.schema)
 # The step arguments' bounds the control forms check before sending (engine.scenarios.schema).
 STEP_BOUNDS = {"max_broker_id": MAX_BROKERS, "max_delay_ms": schema.MAX_DELAY_MS,
                "min_poll_every_ms": schema.MIN_POLL_EVERY_MS, "max_wait_ms": schema.MAX_WAIT_MS,
@@ -48,7 +50,7 @@ class ShapeForm(forms.Form):
                               help_text="every random choice (network delays, elections) follows from it")
     truncation = forms.ChoiceField(choices=TRUNCATION_CHOICES, initial="leader-epoch",
                                    help_text="how a returning follower truncates its log")
-    config = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
+    config = forms.CharField(required=False, max_length=MAX_CONFIG_CHARS, widget=forms.Textarea(attrs={"rows": 3}),
                              help_text='optional Kafka settings as JSON, e.g. {"min.insync.replicas": 2}')
 
     def clean_brokers(self) -> int:
@@ -63,7 +65,7 @@ class ShapeForm(forms.Form):
         if not text:
             return {}
         try:
-            config = json.loads(text)
+            config = json.loads(text, parse_constant=_not_a_number)
         except ValueError as error:
             raise forms.ValidationError(f"Not valid JSON: {error}") from None
         if not isinstance(config, dict):
@@ -72,15 +74,21 @@ class ShapeForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        if not self.errors:
-            error = _cluster_error(self.shape())
-            if error:
-                self.add_error("config", error)
+        if self.errors:
+            return data
+        try:    # the fields' bounds and the settings' first: a 0 ms timer would hang the trial cluster
+            self._shape = Limits.from_settings().check_shape(data["brokers"], data["seed"], data["truncation"],
+                                                             data.get("config") or {})
+        except LimitExceeded as refused:
+            self.add_error(refused.field if refused.field in self.fields else "config", str(refused))
+            return data
+        error = _cluster_error(self._shape)
+        if error:
+            self.add_error("config", error)
         return data
 
     def shape(self) -> Shape:
-        data = self.cleaned_data
-        return Shape(data["brokers"], data["seed"], data["truncation"], data.get("config") or {})
+        return self._shape
 
 
 class NewSessionForm(ShapeForm):
@@ -128,6 +136,8 @@ def new_session(request: HttpRequest) -> HttpResponse:
     """The new-session form. A landing-page card's start options (`?scenario=…&open=…&tab=…`) ride
     along in hidden fields and on to the session page's address."""
     start = _start_options(request.POST if request.method == "POST" else request.GET)
+    if request.method == "POST" and (refusal := too_many_sessions_created(_visitor_key(request))):
+        return refusal
     form = NewSessionForm(request.POST or None, initial=_start_initial(start))
     if request.method == "POST" and form.is_valid():
         shape = form.shape()
@@ -213,6 +223,11 @@ def _visitor_key(request: HttpRequest) -> str:
 def _context(**extra: Any) -> dict[str, Any]:
     return {"version": lab.__version__, "limits": Limits.from_settings().to_dict(),
             "new_url": reverse("session_new"), **extra}
+
+
+def _not_a_number(name: str) -> None:
+    """JSON has no NaN or Infinity; Python's reader takes them unless told otherwise."""
+    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _cluster_error(shape: Shape) -> str:

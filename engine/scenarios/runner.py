@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from engine import events as ev
 from engine.broker.errors import InvalidConfigError
-from engine.cluster import Cluster, ClusterError
+from engine.cluster import Cluster, ClusterError, split_config
 from engine.scenarios.schema import StepArgumentError, check_cluster, check_step, is_internal_topic
 from engine.topics import collision_warning
 
@@ -84,10 +84,14 @@ def validate(scenario: Any) -> None:
 
 
 def _validate_cluster(cluster: dict) -> None:
+    """The shape's fields (schema.check_cluster) and its settings' bounds (engine.config_values:
+    Kafka's minimums, no 0 ms timer), before a cluster is built from it."""
     try:
-        check_cluster(cluster)
-    except StepArgumentError as error:
-        raise ScenarioError(str(error)) from None
+        checked = check_cluster(cluster)
+        truncation = {"truncation": checked["truncation"]} if checked.get("truncation") else {}
+        split_config({**(checked.get("config") or {}), **truncation})
+    except (StepArgumentError, InvalidConfigError) as error:
+        raise ScenarioError(f"cluster: {error}" if isinstance(error, InvalidConfigError) else str(error)) from None
 
 
 def _split_step(index: int, step: Any) -> tuple[str, dict]:

@@ -60,3 +60,65 @@ def test_a_commands_warnings_come_in_its_ack() -> None:
 
     assert ack["id"] == "t" and len(ack["warnings"]) == 1
     assert "could collide" in ack["warnings"][0]
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"seed": 2**64}, "cluster.seed must be a whole number from"),
+    ({"brokers": 3.5}, "cluster.brokers must be a whole number from 1 to 9, not 3.5"),
+    ({"config": {"offsets.topic.num.partitions": 3000}}, "offsets.topic.num.partitions: must be from 1 to 1000"),
+    ({"config": {"offsets.topic.num.partitions": 65}}, "__consumer_offsets may have at most 64 partitions"),
+    ({"config": {"log.retention.check.interval.ms": 0}}, "log.retention.check.interval.ms: must be at least 1"),
+    ({"config": {"replica.high.watermark.checkpoint.interval.ms": 0}}, "must be at least 1 (the lab's minimum"),
+    ({"config": {"segment.bytes": 3}}, "segment.bytes: must be at least 14"),
+    ({"truncation": "sometimes"}, "cluster.truncation must be one of"),
+])
+def test_a_reset_with_a_bad_shape_is_one_error_and_nothing_changes(settings, fields: dict, message: str) -> None:
+    """Issue 11, findings 2 and 6 and part of 3: `reset` with seed 2**64 overflowed the database's
+    BIGINT in the journal writer's batch (losing other sessions' rows); offsets.topic.num.partitions
+    3000 made 3,064 partitions against a cap of 64; a 0 ms checkpoint or retention-check interval
+    hung the worker thread for good. Each is now refused at the edge, for that tab only."""
+    settings.KAFKA_LAB_MAX_PARTITIONS = 64
+    key = visitor()
+    session = lab_session(key)
+
+    async def scenario() -> tuple[dict, dict]:
+        socket, _ = await opened(session.id, key)
+        await socket.send_json_to({"v": PROTOCOL_VERSION, "type": "reset", **fields})
+        error, _ = await until(socket, "error")
+        await socket.send_to(text_data=_command("c", "kill_broker", '{"broker": 2}'))
+        ack, _ = await until(socket, "ack")
+        await socket.disconnect()
+        return error, ack
+
+    error, ack = run_async(scenario)
+
+    assert message in error["message"], error["message"]
+    assert ack["id"] == "c" and ack["command"]["index"] == 0   # the same generation goes on
+    session.refresh_from_db()
+    assert (session.generation, session.seed, session.brokers, session.config) == (1, 3, 3, {})
+
+
+@pytest.mark.parametrize(("cluster", "message"), [
+    ({"brokers": 3, "config": {"offsets.topic.num.partitions": 3000}}, "must be from 1 to 1000"),
+    ({"brokers": 3, "config": {"offsets.topic.num.partitions": 100}}, "at most 64 partitions"),
+    ({"brokers": 3, "config": {"log.flush.offset.checkpoint.interval.ms": 0}}, "must be at least 1"),
+])
+def test_an_uploaded_scenario_with_a_bad_cluster_is_refused_before_the_reset(settings, cluster: dict,
+                                                                            message: str) -> None:
+    settings.KAFKA_LAB_MAX_PARTITIONS = 64
+    key = visitor()
+    session = lab_session(key)
+    scenario_json = {"name": "mine", "cluster": cluster, "steps": [{"run": {"ms": 10}}]}
+
+    async def scenario() -> dict:
+        socket, _ = await opened(session.id, key)
+        await socket.send_json_to({"v": PROTOCOL_VERSION, "type": "load_scenario", "scenario": scenario_json})
+        error, _ = await until(socket, "error")
+        await socket.disconnect()
+        return error
+
+    error = run_async(scenario)
+
+    assert message in error["message"], error["message"]
+    session.refresh_from_db()
+    assert session.generation == 1
