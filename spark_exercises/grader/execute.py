@@ -9,6 +9,11 @@
   as JSON; whatever was defined before the failure is graded normally.
 - The kernel's own stdout/stderr (the JVM's log, for one) go to `kernel.log` in the work dir, and
   its tail is quoted when the kernel dies.
+- With a `sandbox` (grader/sandbox), the kernel spec starts the sandbox, which starts the kernel;
+  the grader reaches it over Unix sockets in the sandbox's directory (ZeroMQ's "ipc" transport).
+- What the notebook prints is capped (`output_limit` bytes over the whole run): past it, outputs
+  are dropped and the kernel interrupted; still printing OUTPUT_GRACE_S later, it is killed. Either way
+  the run stops with an "output-limit" error.
 
 nbclient is asynchronous; it runs on an event loop in a thread of its own, so this works from a
 thread that already has a running loop (pytest after Playwright, Channels).
@@ -35,6 +40,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
 from spark_exercises.grader import kernel_side
+from spark_exercises.grader.sandbox import SandboxedKernel
 
 KERNEL_NAME = "kafka-lab-python"
 EXPORT_TIMEOUT_S = 120
@@ -42,6 +48,9 @@ STARTUP_TIMEOUT_S = 120
 ROW_LIMIT = 10_000
 LOG_TAIL_LINES = 12
 GROUP_EXIT_GRACE_S = 5
+OUTPUT_LIMIT_BYTES = 2 * 1024 * 1024
+OUTPUT_GRACE_S = 10
+EXPORT_OUTPUT_LIMIT_BYTES = 64 * 1024 * 1024      # the answers: up to ROW_LIMIT rows each
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 PYTHON_ERROR_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception)): (.+)$")
 
@@ -82,19 +91,22 @@ class Execution:
 
 
 def execute(nb: nbformat.NotebookNode, answer_names: list[str], *, workdir: str, env: dict[str, str],
-            cell_timeout: float, total_timeout: float) -> Execution:
-    """Run `nb` in a fresh kernel in `workdir` and export `answer_names` (see the module doc)."""
+            cell_timeout: float, total_timeout: float, sandbox: SandboxedKernel | None = None,
+            output_limit: int = OUTPUT_LIMIT_BYTES) -> Execution:
+    """Run `nb` in a fresh kernel in `workdir` and export `answer_names` (see the module doc).
+    With `sandbox`, `env` is ignored: the sandbox's plan holds the kernel's whole environment."""
     started = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="grader-kernel") as pool:
-        run = _Run(nb, answer_names, workdir, env, cell_timeout, total_timeout)
+        run = _Run(nb, answer_names, workdir, env, cell_timeout, total_timeout, sandbox, output_limit)
         execution = pool.submit(asyncio.run, run.go()).result()
     execution.seconds = round(time.monotonic() - started, 2)
     return execution
 
 
 class _Run:
-    def __init__(self, nb, answer_names, workdir, env, cell_timeout, total_timeout) -> None:
+    def __init__(self, nb, answer_names, workdir, env, cell_timeout, total_timeout, sandbox, output_limit) -> None:
         self.nb, self.names, self.workdir, self.env = copy.deepcopy(nb), list(answer_names), workdir, env
+        self.sandbox, self.output_limit = sandbox, output_limit
         self.kernel_up = False
         self.process_group: int | None = None
         self.cell_timeout, self.deadline = cell_timeout, time.monotonic() + total_timeout
@@ -102,13 +114,20 @@ class _Run:
         self.log_path = os.path.join(workdir, "kernel.log")
 
     async def go(self) -> Execution:
+        argv = self.sandbox.kernel_argv() if self.sandbox else None
         km = AsyncKernelManager(kernel_name=KERNEL_NAME,
-                                kernel_spec_manager=KernelSpecManager(kernel_dirs=[_kernel_spec_dir(self.workdir)]))
-        client = NotebookClient(self.nb, km=km, timeout=int(self.cell_timeout), startup_timeout=STARTUP_TIMEOUT_S,
+                                kernel_spec_manager=KernelSpecManager(kernel_dirs=[_kernel_spec_dir(self.workdir, argv)]))
+        env = self.env
+        if self.sandbox:   # Unix sockets in the sandbox's directory: TCP would not cross its network namespace
+            km.transport, km.ip = "ipc", self.sandbox.socket_prefix
+            km.connection_file = self.sandbox.connection_file
+            env = self.sandbox.launcher_env()
+        client = _LimitedClient(self.nb, km=km, timeout=int(self.cell_timeout), startup_timeout=STARTUP_TIMEOUT_S,
                                 allow_errors=False, record_timing=False, kernel_name=KERNEL_NAME)
+        client.output_limit = self.output_limit
         with open(self.log_path, "ab") as log:
             try:
-                async with client.async_setup_kernel(cleanup_kc=True, env=self.env, cwd=self.workdir,
+                async with client.async_setup_kernel(cleanup_kc=True, env=env, cwd=self.workdir,
                                                      stdout=log, stderr=log):   # cleanup_kc: shut the kernel down
                     self.kernel_up = True
                     self.process_group = getattr(km.provisioner, "pgid", None)
@@ -140,19 +159,24 @@ class _Run:
             began = time.monotonic()
             try:
                 await client.async_execute_cell(cell, index, execution_count=number)
-            except CellExecutionError as error:
-                self.result.error = NotebookError("exception", _exception_line(error.ename, error.evalue), number,
-                                                  _clean(error.traceback))
-                return
+            except (CellExecutionError, DeadKernelError) as error:
+                if not client.output_exceeded:     # an interrupt or a kill for too much output: said below
+                    self.result.error = (NotebookError("exception", _exception_line(error.ename, error.evalue), number,
+                                                       _clean(error.traceback))
+                                         if isinstance(error, CellExecutionError)
+                                         else NotebookError("kernel-died", "", number, self._log_tail()))
+                    return
             except CellTimeoutError:
-                self.result.error = NotebookError("timeout", f"did not finish within {client.timeout} s", number)
-                await _interrupt(client)
-                return
-            except DeadKernelError:
-                self.result.error = NotebookError("kernel-died", "", number, self._log_tail())
-                return
+                if not client.output_exceeded:
+                    self.result.error = NotebookError("timeout", f"did not finish within {client.timeout} s", number)
+                    await _interrupt(client)
+                    return
             finally:
                 self.result.cell_seconds.append(round(time.monotonic() - began, 2))
+            if client.output_exceeded:
+                self.result.error = NotebookError("output-limit", f"printed more than {_size(self.output_limit)} "
+                                                  "of output: stopped", number)
+                return
             self.result.cells_run = number
 
     async def _export(self, client: NotebookClient) -> None:
@@ -166,6 +190,7 @@ class _Run:
         cell = nbformat.v4.new_code_cell(source)
         self.nb.cells.append(cell)
         client.timeout = EXPORT_TIMEOUT_S
+        client.output_bytes, client.output_exceeded, client.output_limit = 0, False, EXPORT_OUTPUT_LIMIT_BYTES
         try:
             await client.async_execute_cell(cell, len(self.nb.cells) - 1, store_history=False)
         except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:
@@ -187,13 +212,39 @@ class _Run:
         return "\n".join(lines[-LOG_TAIL_LINES:])
 
 
-def _kernel_spec_dir(workdir: str) -> str:
-    """A kernel spec for this very Python (the venv's), with ipykernel."""
+class _LimitedClient(NotebookClient):
+    """nbclient with a cap on what the notebook prints (see the module doc)."""
+    output_limit = OUTPUT_LIMIT_BYTES
+    output_bytes = 0
+    output_exceeded = False
+    interrupted_at = 0.0
+    killing = False
+
+    def output(self, outs, msg, display_id, cell_index):
+        content = msg.get("content", {})
+        self.output_bytes += len(str(content.get("text", ""))) + sum(len(str(v)) for v in content.get("data", {}).values())
+        if self.output_bytes <= self.output_limit:
+            return super().output(outs, msg, display_id, cell_index)
+        if not self.output_exceeded:
+            self.output_exceeded, self.interrupted_at = True, time.monotonic()
+            asyncio.ensure_future(self.km.interrupt_kernel())
+        elif time.monotonic() - self.interrupted_at > OUTPUT_GRACE_S and not self.killing:
+            self.killing = True       # still printing: the interrupt was caught, or output queued up meanwhile
+            asyncio.ensure_future(self.km.shutdown_kernel(now=True))
+        return None
+
+
+def _size(n: int) -> str:
+    return f"{n / (1024 * 1024):g} MB" if n >= 1024 * 1024 else f"{n} bytes"
+
+
+def _kernel_spec_dir(workdir: str, argv: list[str] | None = None) -> str:
+    """A kernel spec for this very Python (the venv's), with ipykernel; or `argv` (the sandbox's)."""
     kernels = os.path.join(workdir, "kernels")
     spec_dir = os.path.join(kernels, KERNEL_NAME)
     os.makedirs(spec_dir, exist_ok=True)
     with open(os.path.join(spec_dir, "kernel.json"), "w", encoding="utf-8") as f:
-        json.dump({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        json.dump({"argv": argv or [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
                    "display_name": "Kafka Lab (Python)", "language": "python"}, f)
     return kernels
 

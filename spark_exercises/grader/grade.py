@@ -11,6 +11,10 @@
 2. The notebook runs in a fresh kernel (execute.py) with KAFKA_LAB_URL, KAFKA_LAB_SESSION,
    KAFKA_LAB_PRODUCED (the producer's log as a JSON file), KAFKA_LAB_WORKDIR (a scratch dir for
    sinks and checkpoints), PYSPARK_PYTHON, SPARK_LOCAL_IP=127.0.0.1 and SPARK_MASTER if set.
+   By default in the sandbox (grader/sandbox): a fresh environment with only those, its own
+   user, network, processes and file system view; it plays the scenario itself and serves it on
+   its own loopback. `sandboxed=False` (the operator's own notebook, `manage.py grade
+   --unsandboxed`, needed for `lab_url`) runs it with the caller's rights and environment.
 3. Each question's check runs here, outside the notebook, on the exported answer values.
 
 A broken notebook never raises: its error is in the report and the questions it left without
@@ -29,7 +33,7 @@ from typing import Any
 
 import nbformat
 
-from spark_exercises.grader import execute
+from spark_exercises.grader import execute, sandbox
 from spark_exercises.grader.checks import AnswerError, Question
 from spark_exercises.grader.exercises import Exercise, ExerciseError, exercise_of, find_exercise
 from spark_exercises.grader.lab import Lab, played, served, write_producer_log
@@ -37,11 +41,17 @@ from spark_exercises.grader.report import QuestionResult, Report
 
 CELL_TIMEOUT_S = 300
 TOTAL_TIMEOUT_S = 1200
+STARTUP_WALL_MARGIN_S = 180         # the sandbox's own wall clock: the kernel's start and the export too
 PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
 # Spark settings for graded runs that a notebook need not know about (unless PYSPARK_SUBMIT_ARGS is
 # set already): no UI, no progress bars, and the JVM's quick JIT only — a graded run is short.
 SUBMIT_ARGS = ("--conf spark.ui.enabled=false --conf spark.ui.showConsoleProgress=false "
                '--driver-java-options "-XX:TieredStopAtLevel=1 -Djava.io.tmpdir={tmp}" pyspark-shell')
+# In the sandbox the JVM must fit the address-space limit (sandbox/limits.py): a 1 GB heap, a
+# small class space and code cache.
+SANDBOX_SUBMIT_ARGS = ("--driver-memory 1g --conf spark.ui.enabled=false --conf spark.ui.showConsoleProgress=false "
+                       '--driver-java-options "-XX:TieredStopAtLevel=1 -XX:CompressedClassSpaceSize=256m '
+                       '-XX:ReservedCodeCacheSize=128m -Djava.io.tmpdir={tmp}" pyspark-shell')
 
 
 class GradeError(Exception):
@@ -51,12 +61,17 @@ class GradeError(Exception):
 def grade_notebook(notebook: str | Path | nbformat.NotebookNode, exercise: Exercise | str | None = None, *,
                    lab_url: str | None = None, lab_session: str | None = None,
                    cell_timeout: float = CELL_TIMEOUT_S, total_timeout: float = TOTAL_TIMEOUT_S,
-                   keep_workdir: bool = False) -> Report:
+                   keep_workdir: bool = False, sandboxed: bool = True) -> Report:
     name = Path(notebook).name if isinstance(notebook, (str, Path)) else "notebook"
     nb, read_error = _read(notebook)
     exercise = _exercise(exercise, nb)
     if bool(lab_url) != bool(lab_session):
         raise GradeError("Give both the lab URL and the lab session id, or neither")
+    if sandboxed and lab_url:
+        raise GradeError("The sandbox reaches no lab but its own: grade against a lab URL only unsandboxed")
+    isolation = sandbox.detect() if sandboxed else None
+    if isolation is not None and not isolation.available:
+        raise GradeError(f"This machine cannot sandbox a notebook, so it will not run one: {isolation.reason}")
     report = Report(exercise.slug, name)
     workdir = tempfile.mkdtemp(prefix=f"kafka-lab-grade-{exercise.number}-")
     try:
@@ -66,7 +81,10 @@ def grade_notebook(notebook: str | Path | nbformat.NotebookNode, exercise: Exerc
                                 "headline": f"not a notebook: {read_error}", "detail": ""}
                 report.questions = [_zero(q, "the notebook could not be read") for q in exercise.questions]
                 return report
-            execution = _run(nb, exercise, lab, workdir, lab_url, lab_session, cell_timeout, total_timeout, report)
+            if isolation is not None:
+                execution = _run_sandboxed(nb, exercise, lab, workdir, isolation, cell_timeout, total_timeout, report)
+            else:
+                execution = _run(nb, exercise, lab, workdir, lab_url, lab_session, cell_timeout, total_timeout, report)
             report.error = execution.error.to_dict() if execution.error else None
             report.seconds, report.cell_seconds = execution.seconds, execution.cell_seconds
             if keep_workdir:
@@ -93,6 +111,36 @@ def _run(nb, exercise: Exercise, lab: Lab, workdir: str, lab_url: str | None, la
         env.update(KAFKA_LAB_URL=url, KAFKA_LAB_SESSION=session)
         return execute.execute(nb, exercise.answer_names, workdir=scratch, env=env,
                                cell_timeout=cell_timeout, total_timeout=total_timeout)
+
+
+def _run_sandboxed(nb, exercise: Exercise, lab: Lab, workdir: str, isolation: sandbox.Isolation,
+                   cell_timeout: float, total_timeout: float, report: Report) -> execute.Execution:
+    session = f"grader-{uuid.uuid4().hex[:12]}"
+    limits = sandbox.for_notebook(total_timeout)
+    kernel = sandbox.SandboxedKernel.prepare(workdir, isolation, exercise.scenario(), session,
+                                             _sandbox_environment(lab, workdir), limits,
+                                             wall_seconds=total_timeout + STARTUP_WALL_MARGIN_S)
+    kernel.give(kernel.layout.path("produced.json"))
+    os.makedirs(os.path.join(workdir, "run"), mode=0o700)
+    report.lab = {"url": f"http://127.0.0.1:{sandbox.READ_API_PORT}", "session": session,
+                  "served_by": "the sandbox (scenario played inside it)", "sandbox": isolation.describe()}
+    return execute.execute(nb, exercise.answer_names, workdir=os.path.join(workdir, "run"), env={},
+                           cell_timeout=cell_timeout, total_timeout=total_timeout, sandbox=kernel,
+                           output_limit=limits.output_bytes)
+
+
+def _sandbox_environment(lab: Lab, workdir: str) -> dict[str, str]:
+    """What the notebook is told, and nothing else (the sandbox adds HOME, TMPDIR, PATH, the URL)."""
+    root = os.path.join(workdir, "sandbox")
+    temp = os.path.join(root, "tmp")
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    produced = write_producer_log(lab, os.path.join(root, "produced.json"))
+    env = {"PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOCAL_DIRS": temp,
+           "KAFKA_LAB_PRODUCED": produced, "PYSPARK_SUBMIT_ARGS": SANDBOX_SUBMIT_ARGS.format(tmp=temp)}
+    master = os.environ.get("SPARK_MASTER", "")
+    if master.startswith("local"):          # a cluster elsewhere is out of the sandbox's reach
+        env["SPARK_MASTER"] = master
+    return env
 
 
 def _environment(lab: Lab, workdir: str, scratch: str) -> dict[str, str]:
