@@ -6,6 +6,13 @@ every tab of the session. It decides no Kafka semantics. Every bad frame — not
 object, over 64 KiB, a wrong `v`, an unknown `type`, a missing field — gets an `error` message
 back; the socket and the session stay up. A tab whose visitor does not own the session is
 closed with code 4403.
+
+Everything sent to a tab goes through its TabQueue (lab.send_queue): bounded, so a tab that does
+not read gets a `state` instead of a backlog, and is closed (4408) if it still cannot keep up. A
+visitor's tabs share a command rate (lab.fairness): over it, a message gets an `error`
+(THROTTLING_QUOTA_EXCEEDED) and is not run. A session the registry refuses to load (the
+visitor's or the server's cap of sessions in memory, all in use) gets an `error` saying so and
+the socket is closed (4429: the visitor's cap; 4503: the server's).
 """
 from __future__ import annotations
 
@@ -19,10 +26,13 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from engine.scenarios.runner import ScenarioError, builtin_names, load_scenario
+from lab import fairness
+from lab.fairness import Refused
 from lab.host import HostError, Shape
 from lab.limits import LimitExceeded, Limits
 from lab.models import LabSession
 from lab.registry import PROTOCOL_VERSION, LiveSession, ack_frame, message, registry
+from lab.send_queue import TabQueue, transport_backlog
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +52,8 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
                 "reset": "on_reset", "snapshot": "on_snapshot", "undo": "on_undo", "history": "on_history"}
 
     live: LiveSession | None = None
+    outbox: TabQueue | None = None
+    visitor: str = ""
 
     async def connect(self) -> None:
         await self.accept()
@@ -51,9 +63,18 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
         if not owner or not await _owns(owner, session_id):
             await self.close(code=CLOSE_NOT_YOURS)
             return
-        self.live = await registry.attach(session_id, self)  # it sends `hello` first
+        self.visitor = owner
+        self.outbox = TabQueue(self._send_now, self._resync, self._close_slow, transport_backlog(self.base_send))
+        try:
+            self.live = await registry.attach(session_id, self, visitor=owner)  # it sends `hello` first
+        except Refused as refused:
+            await self._send_now(json.dumps(message("error", message=refused.message,
+                                                    kafka_error="THROTTLING_QUOTA_EXCEEDED")))
+            await self.close(code=refused.close_code)
 
     async def disconnect(self, code: int) -> None:
+        if self.outbox is not None:
+            self.outbox.stop()
         if self.live is not None:
             live, self.live = self.live, None
             await registry.detach(live, self)
@@ -79,6 +100,8 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
                                     f"(known: {', '.join(self.HANDLERS)})")
             if self.live is None:
                 raise ProtocolError("This socket is not attached to a lab session")
+            if not fairness.command_allowed(self.visitor):
+                raise HostError(fairness.command_refusal(), "THROTTLING_QUOTA_EXCEEDED")
             await getattr(self, handler)(request)
         except ProtocolError as error:
             await self._error(request or _id_of(text_data), str(error), "INVALID_REQUEST")
@@ -172,12 +195,34 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
 
     # -- out ----------------------------------------------------------------------------------
     async def deliver(self, text: str) -> None:
-        """A message for every tab of the session (from its LiveSession), already JSON."""
+        """A message for every tab of the session (from its LiveSession), already JSON: queued."""
         await self.send(text_data=text)
+
+    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
+        """Every message to the browser waits its turn in the tab's TabQueue (in order, bounded)."""
+        if self.outbox is not None and text_data is not None and not close:
+            self.outbox.put(text_data)
+        else:
+            await super().send(text_data, bytes_data, close)
+
+    async def _send_now(self, text: str) -> None:
+        await super().send(text_data=text)
+
+    async def _resync(self, whole: bool) -> tuple[list[str], int]:
+        """What replaces the messages this tab's queue dropped (lab.send_queue)."""
+        if self.live is None:
+            return [], 0
+        return await self.live.resync_texts(whole)
+
+    async def _close_slow(self, code: int) -> None:
+        """The tab could not keep up (lab.send_queue): close it; it reconnects and says hello."""
+        await self.close(code=code)
 
     async def end(self, code: int) -> None:
         """The session is gone (deleted): close this tab."""
         self.live = None
+        if self.outbox is not None:
+            self.outbox.stop()
         await self.close(code=code)
 
     async def _error(self, request: dict[str, Any], text: str, kafka_error: str | None) -> None:

@@ -44,6 +44,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from lab import journal_checks
+from lab import fairness
 from lab.host import CommandRecord, Events, HostError, Journal, SessionHost, Shape
 from lab.limits import Limits
 from lab.live_clock import live_clock
@@ -454,7 +455,7 @@ class LiveSession:
             if host.timeline_version != self._timeline_version and (
                     model or now - self._last_timeline >= self._state_interval):
                 self._timeline_version, self._last_timeline = host.timeline_version, now
-                outcome.timeline = host.timeline()
+                outcome.timeline = fit_timeline(host.timeline())
             if host.clock_version != self._clock_version:
                 self._clock_version = host.clock_version
                 outcome.clock = host.clock()
@@ -524,7 +525,8 @@ class LiveSession:
             self.info = {**self.info, **_shape_info(host)}
             history = host.history
             model = json.dumps(host.model(records_budget=MODEL_RECORDS_BUDGET, baseline=baseline))
-            return hello_frame(self.info, model, self.frame, host.timeline(), host.clock(),
+            return hello_frame(self.info, model, self.frame, fit_timeline(host.timeline(), HELLO_TIMELINE_BYTES),
+                               host.clock(),
                                history.bounds() if history is not None else None, host.series.to_dict())
 
     async def command(self, command: str, args: dict, *, discard_future: bool = False) -> Outcome:
@@ -569,6 +571,25 @@ class LiveSession:
         """A `state` message for one tab that asked (it resynchronises to the current frame)."""
         outcome = await self.call(_nothing, model="caller")
         return state_frame(outcome.model, self.frame, *outcome.position, outcome.seq, outcome.series)
+
+    async def resync_texts(self, whole: bool) -> tuple[list[str], int]:
+        """What a tab whose queue dropped messages gets instead (lab.send_queue): a `state` with
+        the clock and the timeline — or, `whole`, a `hello` (a dropped hello announced a new line
+        of time) — and the frame number they stand at."""
+        if whole:
+            async with self.lock:
+                if self.closed:
+                    raise HostError("This lab session is no longer open here", None)
+                self._seal()
+                return [await asyncio.to_thread(self._hello, False)], self.frame
+        state = await self.state_text()
+        frame = self.frame
+
+        def clock_and_timeline() -> list[str]:
+            with self.host.lock:
+                return [json.dumps(message("clock", **self.host.clock())),
+                        json.dumps(message("timeline", **fit_timeline(self.host.timeline())))]
+        return [state, *await asyncio.to_thread(clock_and_timeline)], frame
 
     async def history_page(self, before_seq: int | None, limit: int, internal: bool, network: bool,
                            kinds: list[str] | None) -> dict[str, Any]:
@@ -720,6 +741,28 @@ def _shape_info(host: SessionHost) -> dict[str, Any]:
             "config": dict(shape.config), "generation": getattr(host.journal, "generation", 1)}
 
 
+TIMELINE_BYTES = 256 * 1024        # a `timeline` message, as JSON
+HELLO_TIMELINE_BYTES = 128 * 1024  # ...and the timeline inside a `hello` (beside a model of up to ~700 KB)
+
+
+def fit_timeline(timeline: dict[str, Any], budget: int = TIMELINE_BYTES) -> dict[str, Any]:
+    """The timeline with as many of its newest marks as fit in `budget` bytes of JSON. A mark
+    carries its command whole (a produce of 200 values of 100 bytes is 20 KB), so the newest 500
+    once made a `timeline` of 1.2 MB, which Daphne refuses to send (and a `hello` with it)."""
+    if len(json.dumps(timeline)) <= budget:
+        return timeline
+    marks = timeline.get("marks") or []
+    size = len(json.dumps({**timeline, "marks": []}))
+    kept = []
+    for mark in reversed(marks):
+        size += len(json.dumps(mark)) + 2
+        if size > budget:
+            break
+        kept.append(mark)
+    kept.reverse()
+    return {**timeline, "marks": kept}
+
+
 def _patch_groups(patches: list[str], budget: int) -> list[list[str]]:
     """Split patches (JSON texts, in order) into groups of at most `budget` bytes each; the last
     group is the one the events frame itself carries (returned separately by the caller)."""
@@ -771,9 +814,21 @@ def get_host(session_id: uuid.UUID) -> SessionHost | None:
 
 # -- every session in this process ------------------------------------------------------------
 class Registry:
+    """Every session this process serves, with memory bounded twice: at most KAFKA_LAB_MAX_HOSTS
+    sessions, and at most KAFKA_LAB_MAX_HOSTS_PER_VISITOR of one visitor's (lab.fairness).
+
+    Room is made before a session is built, never after: the session of the visitor (for the
+    server's cap: of anyone) that has been idle longest — no tab, not being opened, no call
+    running — is dropped; if none can be, the load is refused (lab.fairness.Refused, said to the
+    tab). A session being opened is pinned until its tab has joined. (Evicting after the build
+    once looped: with every other session watched, the session just built — its tab not yet
+    joined — was the only idle one, so it was dropped, rebuilt, dropped…)"""
+
     def __init__(self) -> None:
         self._live: dict[uuid.UUID, LiveSession] = {}
         self._loading: dict[uuid.UUID, asyncio.Future] = {}
+        self._opening: dict[uuid.UUID, int] = {}      # sessions being opened -> how many tabs are opening them
+        self._owners: dict[uuid.UUID, str | None] = {}  # the visitor owning each live or loading session
 
     def get(self, session_id: uuid.UUID) -> LiveSession | None:
         return self._live.get(session_id)
@@ -781,20 +836,27 @@ class Registry:
     def __len__(self) -> int:
         return len(self._live)
 
-    async def attach(self, session_id: uuid.UUID, tab: Tab) -> LiveSession:
-        """The session's LiveSession (built from the DB if this process has none), watched by one more tab."""
-        while True:
-            live = self._live.get(session_id)
-            if live is not None and live.closed:
-                await asyncio.sleep(0.01)  # being dropped: build it again once it is gone
-                continue
-            live = live or await self._load(session_id)
-            try:
-                await live.join(tab)
-                return live
-            except HostError:
-                if not live.closed:
-                    raise
+    async def attach(self, session_id: uuid.UUID, tab: Tab, visitor: str | None = None) -> LiveSession:
+        """The session's LiveSession (built from the DB if this process has none), watched by one
+        more tab. Raises lab.fairness.Refused when there is no room for it."""
+        self._opening[session_id] = self._opening.get(session_id, 0) + 1
+        try:
+            while True:
+                live = self._live.get(session_id)
+                if live is not None and live.closed:
+                    await asyncio.sleep(0.01)  # being dropped: build it again once it is gone
+                    continue
+                live = live or await self._load(session_id, visitor)
+                try:
+                    await live.join(tab)
+                    return live
+                except HostError:
+                    if not live.closed:
+                        raise
+        finally:
+            self._opening[session_id] -= 1
+            if not self._opening[session_id]:
+                del self._opening[session_id]
 
     async def ensure(self, session_id: uuid.UUID) -> LiveSession:
         """The session's LiveSession, built from the DB if this process has none — without a tab
@@ -802,27 +864,65 @@ class Registry:
         live = self._live.get(session_id)
         if live is not None and not live.closed:
             return live
-        live = await self._load(session_id)
+        live = await self._load(session_id, None)
         live.idle_since = live.idle_since or time.monotonic()
         return live
 
-    async def _load(self, session_id: uuid.UUID) -> LiveSession:
+    async def _load(self, session_id: uuid.UUID, visitor: str | None) -> LiveSession:
         loading = self._loading.get(session_id)
         if loading is not None:
             return await asyncio.shield(loading)
         loading = self._loading[session_id] = asyncio.get_running_loop().create_future()
         try:
+            if visitor is None:
+                visitor = await asyncio.to_thread(_owner_of, session_id)
+            self._owners[session_id] = visitor
+            await self._make_room(session_id, visitor)
             host, info = await asyncio.to_thread(build_host, session_id, writer=journal_writer)
             live = self._live[session_id] = LiveSession(session_id, host, info)
             loading.set_result(live)
         except BaseException as error:
+            if session_id not in self._live:
+                self._owners.pop(session_id, None)
             loading.set_exception(error)
             loading.exception()  # retrieved: no "never retrieved" warning when nobody else waited
             raise
         finally:
             del self._loading[session_id]
-        await self._evict_beyond_capacity()
         return live
+
+    async def _make_room(self, session_id: uuid.UUID, visitor: str | None) -> None:
+        """Drop the longest idle sessions until `session_id` fits under both caps; Refused if
+        one of them is full of sessions in use. Each turn drops a session: this ends."""
+        server_cap, visitor_cap = settings.KAFKA_LAB_MAX_HOSTS, fairness.max_hosts_per_visitor()
+        for _ in range(len(self._live) + 1):
+            others = [sid for sid, s in self._live.items() if not s.closed and sid != session_id]
+            others += [sid for sid in self._loading if sid != session_id and sid not in self._live]
+            mine = [sid for sid in others if visitor is not None and self._owners.get(sid) == visitor]
+            if visitor_cap > 0 and len(mine) >= visitor_cap:
+                victim = self._longest_idle(visitor)
+                if victim is None:
+                    raise fairness.Refused(
+                        f"You have {len(mine)} lab sessions open on this server, the most one visitor may "
+                        f"({visitor_cap}): close the tab of one you are not using, then reload this page",
+                        fairness.CLOSE_VISITOR_FULL)
+            elif len(others) >= server_cap:
+                victim = self._longest_idle(None)
+                if victim is None:
+                    raise fairness.Refused(
+                        f"The lab server is full: {len(others)} sessions in memory, all in use. "
+                        "Try again in a minute", fairness.CLOSE_SERVER_FULL)
+            else:
+                return
+            await self.drop(victim.session_id)
+
+    def _longest_idle(self, visitor: str | None) -> LiveSession | None:
+        """The session idle longest that may be evicted (of `visitor`'s, if given): no tab, none
+        opening it, no call running."""
+        idle = [s for sid, s in self._live.items()
+                if not s.closed and not s.sockets and s.idle_since is not None and sid not in self._opening
+                and not s.busy() and (visitor is None or self._owners.get(sid) == visitor)]
+        return min(idle, key=lambda s: s.idle_since, default=None)
 
     async def detach(self, live: LiveSession, tab: Tab) -> None:
         """One tab fewer. With none left the clock pauses, the position is saved, and the host is
@@ -847,12 +947,6 @@ class Registry:
             return
         await self.drop(live.session_id)
 
-    async def _evict_beyond_capacity(self) -> None:
-        idle = sorted((s for s in self._live.values() if not s.sockets and s.idle_since is not None),
-                      key=lambda s: s.idle_since)
-        for live in idle[:max(0, len(self._live) - settings.KAFKA_LAB_MAX_HOSTS)]:
-            await self.drop(live.session_id)
-
     async def drop(self, session_id: uuid.UUID, *, close_code: int | None = None) -> None:
         """Forget a session here: its cluster is shut down and its run dir deleted (the log stays in
         the DB). With `close_code`, its tabs are closed with it (the session was deleted)."""
@@ -861,6 +955,8 @@ class Registry:
             await live.close(close_code)  # stays listed while it closes: a tab arriving now waits for it
             if self._live.get(session_id) is live:
                 del self._live[session_id]
+                if session_id not in self._loading:
+                    self._owners.pop(session_id, None)
 
     async def reset(self, session_id: uuid.UUID, shape: Shape) -> bool:
         """Reset a session served here (a view's "reset"); False if none is, then the caller resets the DB."""
@@ -875,6 +971,11 @@ class Registry:
         for session_id in list(self._live):
             await self.drop(session_id)
         await asyncio.to_thread(journal_writer.flush)
+
+
+def _owner_of(session_id: uuid.UUID) -> str | None:
+    """The visitor owning a lab session (sync: run it in a thread)."""
+    return LabSession.objects.filter(pk=session_id).values_list("owner", flat=True).first()
 
 
 registry = Registry()

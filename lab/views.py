@@ -21,6 +21,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
     """Liveness and database check, for `make run`, tests and any process supervisor.
 
     200 with `"database": "ok"` when a trivial query succeeds; 503 with the error otherwise.
+    With `?lab=1` it also counts what this process holds for its tabs (`lab`: sessions in memory,
+    bytes queued per tab, resyncs, tabs closed as too slow — lab.send_queue): numbers only.
     """
     database = _check_database()
     healthy = database == "ok"
@@ -30,7 +32,16 @@ def healthz(request: HttpRequest) -> JsonResponse:
         "version": lab.__version__,
         "database": database,
     }
+    if request.GET.get("lab"):
+        body["lab"] = _lab_stats()
     return JsonResponse(body, status=200 if healthy else 503)
+
+
+def _lab_stats() -> dict:
+    from lab.registry import registry
+    from lab.send_queue import QUEUE_STATS
+
+    return {"sessions": len(registry), **QUEUE_STATS.snapshot()}
 
 
 def _check_database() -> str:
