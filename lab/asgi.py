@@ -1,7 +1,9 @@
 """ASGI entry point: `daphne lab.asgi:application`.
 
-HTTP goes to Django (with /static/ served here too, see KAFKA_LAB_SERVE_STATIC in settings);
-WebSockets go through Channels' auth stack to the routes in `lab.routing`.
+HTTP goes to Django (with /static/ served here too, see KAFKA_LAB_SERVE_STATIC in settings, and
+`..` a 404: lab.static_files); WebSockets from the page's own origin only (lab.origin_check) go
+through Channels' auth stack to the routes in `lab.routing`. At start-up the grader recovers the
+submissions a restart interrupted (spark_exercises.startup).
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ django_asgi_app = get_asgi_application()  # sets Django up; import consumers and
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from lab.origin_check import SameOriginValidator  # noqa: E402
 from lab.routing import websocket_urlpatterns  # noqa: E402
+from lab.static_files import StaticFilesHandler  # noqa: E402
+from spark_exercises.startup import recover_interrupted_submissions  # noqa: E402
 
 _serve_static = settings.DEBUG or settings.KAFKA_LAB_SERVE_STATIC
 
@@ -33,10 +36,11 @@ _serve_static = settings.DEBUG or settings.KAFKA_LAB_SERVE_STATIC
 if settings.KAFKA_LAB_GC_THRESHOLD0 > 0:
     gc.set_threshold(settings.KAFKA_LAB_GC_THRESHOLD0, *gc.get_threshold()[1:])
 gc.freeze()
+recover_interrupted_submissions()
 
 application = ProtocolTypeRouter(
     {
-        "http": ASGIStaticFilesHandler(django_asgi_app) if _serve_static else django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "http": StaticFilesHandler(django_asgi_app) if _serve_static else django_asgi_app,
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -1,7 +1,10 @@
 """Django settings for Kafka Lab.
 
-Defaults suit the local, self-hosted lab: `make run` needs no configuration. Every knob below
-that reads the environment is listed in README.md ("Configuration").
+Defaults suit the local, self-hosted lab: `make run` needs no configuration (DEBUG off, a secret
+key generated once into var/secret_key, mode 0600). KAFKA_LAB_PRODUCTION=true is the one switch
+for a server others reach: DEBUG stays off, a real KAFKA_LAB_SECRET_KEY and KAFKA_LAB_ALLOWED_HOSTS
+are required, cookies are secure, HTTPS is enforced (HSTS); `manage.py check --deploy` is clean.
+Every knob below that reads the environment is listed in README.md ("Configuration").
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ import os
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
+
+from lab.private_files import generated_key, private_dir, private_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -29,10 +34,54 @@ def _env_list(name: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
-# The lab is a local learning tool, so DEBUG is on unless KAFKA_LAB_DEBUG=false.
-DEBUG = _env_bool("KAFKA_LAB_DEBUG", True)
-SECRET_KEY = os.environ.get("KAFKA_LAB_SECRET_KEY", "django-insecure-kafka-lab-local-dev-only")
-ALLOWED_HOSTS = ["localhost", "127.0.0.1", "[::1]", *_env_list("KAFKA_LAB_ALLOWED_HOSTS")]
+def _env_int_early(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    try:
+        return int(value) if value else default
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r}: expected a whole number") from None
+
+
+PUBLIC_DEVELOPMENT_KEY = "django-insecure-kafka-lab-local-dev-only"   # once the default: refused now
+
+# One switch for a server others reach (README: "Running it for others").
+PRODUCTION = _env_bool("KAFKA_LAB_PRODUCTION", False)
+# DEBUG shows settings and tracebacks to whoever gets an error page (a bad Host header is enough):
+# on only when asked for, never in production.
+DEBUG = _env_bool("KAFKA_LAB_DEBUG", False)
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured("KAFKA_LAB_PRODUCTION=true and KAFKA_LAB_DEBUG=true: production runs without DEBUG")
+KAFKA_LAB_SECRET_KEY_FILE = Path(os.environ.get("KAFKA_LAB_SECRET_KEY_FILE", BASE_DIR / "var" / "secret_key"))
+
+
+def _secret_key() -> str:
+    key = os.environ.get("KAFKA_LAB_SECRET_KEY", "").strip()
+    if key == PUBLIC_DEVELOPMENT_KEY and not DEBUG:
+        raise ImproperlyConfigured("KAFKA_LAB_SECRET_KEY is the public development key: with DEBUG off, "
+                                   "set a secret one (or unset it: the lab then generates its own)")
+    if PRODUCTION and (len(key) < 50 or key.startswith("django-insecure")):
+        raise ImproperlyConfigured("KAFKA_LAB_PRODUCTION=true needs KAFKA_LAB_SECRET_KEY: at least 50 random "
+                                   "characters, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'")
+    return key or generated_key(KAFKA_LAB_SECRET_KEY_FILE)
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = [*([] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]"]), *_env_list("KAFKA_LAB_ALLOWED_HOSTS")]
+if PRODUCTION and not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("KAFKA_LAB_PRODUCTION=true needs KAFKA_LAB_ALLOWED_HOSTS (the server's host names)")
+# Origins besides the page's own that may post forms and open WebSockets (a proxy's https origin).
+CSRF_TRUSTED_ORIGINS = _env_list("KAFKA_LAB_TRUSTED_ORIGINS")
+
+if PRODUCTION:
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SESSION_COOKIE_HTTPONLY = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]            # a supervisor's probe over plain HTTP on loopback
+    SECURE_HSTS_SECONDS = _env_int_early("KAFKA_LAB_HSTS_SECONDS", 31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = True
+    X_FRAME_OPTIONS = "DENY"
+    if _env_bool("KAFKA_LAB_BEHIND_TLS_PROXY", False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
     "daphne",  # first, so that `manage.py runserver` serves ASGI (WebSockets included)
@@ -75,7 +124,7 @@ TEMPLATES = [
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
-        "NAME": Path(os.environ.get("KAFKA_LAB_DB", BASE_DIR / "db.sqlite3")),
+        "NAME": private_file(Path(os.environ.get("KAFKA_LAB_DB", BASE_DIR / "db.sqlite3"))),
         # A file, not :memory:, so that ChannelsLiveServerTestCase's forked Daphne sees the test DB.
         # A file (Channels' live-server tests refuse in-memory SQLite); KAFKA_LAB_TEST_DB lets two
         # test runs on one machine keep apart.
@@ -123,7 +172,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 KAFKA_LAB_SERVE_STATIC = _env_bool("KAFKA_LAB_SERVE_STATIC", True)
 
 # Where lab sessions keep their clusters' data: one directory per session, one per broker inside.
-KAFKA_LAB_DATA_DIR = Path(os.environ.get("KAFKA_LAB_DATA_DIR", BASE_DIR / "var" / "labs"))
+KAFKA_LAB_DATA_DIR = private_dir(Path(os.environ.get("KAFKA_LAB_DATA_DIR", BASE_DIR / "var" / "labs")))
 
 
 def _env_int(name: str, default: int) -> int:
@@ -153,3 +202,7 @@ KAFKA_LAB_GC_THRESHOLD0 = _env_int("KAFKA_LAB_GC_THRESHOLD0", 10_000)
 KAFKA_LAB_FRAME_INTERVAL_MS = _env_int("KAFKA_LAB_FRAME_INTERVAL_MS", 50)  # at most ~20 `events` a second
 KAFKA_LAB_MAX_EVENTS_PER_FRAME = _env_int("KAFKA_LAB_MAX_EVENTS_PER_FRAME", 2000)  # ~40,000 events a second
 KAFKA_LAB_STATE_INTERVAL_MS = _env_int("KAFKA_LAB_STATE_INTERVAL_MS", 1000)  # at most one coalescing `state` a second
+
+# The grader's time limits for uploaded notebooks (manage.py grade has its own, longer ones).
+SPARK_EXERCISES_CELL_TIMEOUT_S = _env_int("KAFKA_LAB_GRADE_CELL_TIMEOUT_S", 120)
+SPARK_EXERCISES_NOTEBOOK_TIMEOUT_S = _env_int("KAFKA_LAB_GRADE_NOTEBOOK_TIMEOUT_S", 600)

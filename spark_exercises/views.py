@@ -1,11 +1,17 @@
 """Pages of the Spark exercises: the list, an exercise (its README, files, upload form), a
 submission's report, the gradebook (per learner) and its CSV export.
 
-Grading runs the uploaded notebook — arbitrary code — with the server's rights, so it is on only
-where the lab is a personal tool: by default when DEBUG is on; SPARK_EXERCISES_GRADE_UPLOADS (a
-setting) or KAFKA_LAB_GRADE_UPLOADS (an environment variable) says otherwise. A notebook takes
-about a minute (a fresh kernel and SparkSession each time), so an upload is queued and graded on
-one background thread, one notebook at a time; its page refreshes until the report is there.
+Grading runs the uploaded notebook — arbitrary code — so it runs only in the grader's sandbox
+(spark_exercises/grader/sandbox): where none can be built, uploads are refused and the page says
+why. SPARK_EXERCISES_GRADE_UPLOADS (a setting) or KAFKA_LAB_GRADE_UPLOADS (an environment
+variable) turns uploads off. A notebook takes about a minute (a fresh kernel and SparkSession each
+time), so an upload is checked (size, cells), queued and graded on one background thread, one
+notebook at a time, under the upload time limits; its page refreshes until the report is there.
+
+Ownership: a submission belongs to the visitor who uploaded it (their Django session): its report
+is theirs alone (404 for anyone else), and a learner name belongs to the first visitor who used
+it. The gradebook (best scores per name) and its CSV export are public; the CSV's text cells can
+never start a spreadsheet formula.
 """
 from __future__ import annotations
 
@@ -26,12 +32,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 import lab
-from spark_exercises.grader import GradeError, grade_notebook
+from spark_exercises.gradebook_csv import csv_safe
+from spark_exercises.grader import GradeError, grade_notebook, sandbox
 from spark_exercises.grader.exercises import (PUBLIC_FILES, Exercise, ExerciseError, exercise_of, find_exercise,
                                               list_exercises)
 from spark_exercises.models import Submission, visitor_learner
 
 MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024
+MAX_CODE_CELLS = 300          # the exercises have about 20; each cell costs a kernel round trip
+MAX_CELLS = 1000
 CSV_FIELDS = ["learner", "exercise", "score", "max_score", "status", "submitted_at", "graded_at", "notebook",
               "error", "questions"]
 log = logging.getLogger(__name__)
@@ -76,8 +85,9 @@ class SubmissionForm(forms.Form):
                               validators=[RegexValidator(r"^[^/]*$", "No / in a name.")],
                               help_text="a name for the gradebook (left empty: this browser's anonymous id)")
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, visitor: str = "", **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.visitor = visitor
         self.fields["exercise"].choices = [("", "from the notebook")] + [
             (e.slug, f"{e.number} · {e.title}") for e in list_exercises()]
 
@@ -89,8 +99,18 @@ class SubmissionForm(forms.Form):
             nb = nbformat.reads(upload.read().decode("utf-8"), as_version=4)
         except Exception as error:  # noqa: BLE001 (whatever nbformat or the decoder says)
             raise forms.ValidationError(f"This is not a Jupyter notebook: {str(error).splitlines()[0][:200]}") from None
+        code_cells = sum(1 for cell in nb.cells if cell.get("cell_type") == "code")
+        if code_cells > MAX_CODE_CELLS or len(nb.cells) > MAX_CELLS:
+            raise forms.ValidationError(f"A notebook of at most {MAX_CODE_CELLS} code cells and {MAX_CELLS} cells, "
+                                        f"please (this one has {code_cells} code cells, {len(nb.cells)} cells).")
         self.notebook_name = os.path.basename(upload.name)[:200]
         return nb
+
+    def clean_learner(self) -> str:
+        name = self.cleaned_data["learner"].strip()
+        if name and Submission.objects.filter(learner=name).exclude(visitor=self.visitor).exists():
+            raise forms.ValidationError("This name is used by another visitor: choose another one.")
+        return name
 
     def clean(self) -> dict:
         data = super().clean()
@@ -132,13 +152,13 @@ def exercise_file(request: HttpRequest, slug: str, filename: str) -> FileRespons
 
 @require_http_methods(["GET", "POST"])
 def submission_new(request: HttpRequest) -> HttpResponse:
-    if request.method == "POST" and not grading_enabled():
-        return HttpResponseForbidden("Grading uploaded notebooks is off on this server (KAFKA_LAB_GRADE_UPLOADS).")
-    form = SubmissionForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and grading_off_reason():
+        return HttpResponseForbidden(grading_off_reason())
+    visitor = visitor_learner(_visitor_key(request)) if request.method == "POST" else ""
+    form = SubmissionForm(request.POST or None, request.FILES or None, visitor=visitor)
     if request.method == "POST" and form.is_valid():
-        visitor = visitor_learner(_visitor_key(request))
         submission = Submission.objects.create(
-            learner=form.cleaned_data["learner"].strip() or visitor, visitor=visitor,
+            learner=form.cleaned_data["learner"] or visitor, visitor=visitor,
             exercise=form.cleaned_data["exercise"], notebook_name=form.notebook_name,
             notebook=nbformat.writes(form.cleaned_data["notebook"]))
         GRADING.submit(submission.pk)
@@ -149,7 +169,11 @@ def submission_new(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    submission = get_object_or_404(Submission, pk=pk)
+    """A submission's report, for the visitor who uploaded it; a 404 for everyone else."""
+    key = request.session.session_key
+    if not key:
+        raise Http404("No such submission")
+    submission = get_object_or_404(Submission, pk=pk, visitor=visitor_learner(key))
     return render(request, "spark_exercises/submission.html", _context(request, submission=submission))
 
 
@@ -187,9 +211,9 @@ def gradebook_csv(request: HttpRequest) -> HttpResponse:
     writer = csv.writer(response)
     writer.writerow(CSV_FIELDS)
     for s in submissions:
-        writer.writerow([s.learner, s.exercise, s.score, s.max_score, s.status, s.submitted_at.isoformat(),
-                         s.graded_at.isoformat() if s.graded_at else "", s.notebook_name, s.error,
-                         json.dumps(s.questions, ensure_ascii=False)])
+        writer.writerow([csv_safe(s.learner), s.exercise, s.score, s.max_score, s.status, s.submitted_at.isoformat(),
+                         s.graded_at.isoformat() if s.graded_at else "", csv_safe(s.notebook_name), csv_safe(s.error),
+                         csv_safe(json.dumps(s.questions, ensure_ascii=False))])
     return response
 
 
@@ -199,7 +223,9 @@ def grade_submission(pk: int) -> None:
     submission.status = Submission.RUNNING
     submission.save(update_fields=["status"])
     try:
-        report = grade_notebook(nbformat.reads(submission.notebook, as_version=4), submission.exercise)
+        report = grade_notebook(nbformat.reads(submission.notebook, as_version=4), submission.exercise,
+                                cell_timeout=settings.SPARK_EXERCISES_CELL_TIMEOUT_S,
+                                total_timeout=settings.SPARK_EXERCISES_NOTEBOOK_TIMEOUT_S)
     except GradeError as error:
         submission.fail(str(error))
         return
@@ -211,14 +237,23 @@ def grade_submission(pk: int) -> None:
     submission.record(report)
 
 
-def grading_enabled() -> bool:
+def grading_off_reason() -> str:
+    """Why uploads are not graded here ("" when they are): turned off, or no sandbox possible."""
     configured = getattr(settings, "SPARK_EXERCISES_GRADE_UPLOADS", None)
-    if configured is not None:
-        return bool(configured)
-    value = os.environ.get("KAFKA_LAB_GRADE_UPLOADS")
-    if value is not None:
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    return bool(settings.DEBUG)
+    if configured is None:
+        value = os.environ.get("KAFKA_LAB_GRADE_UPLOADS", "")
+        configured = value.strip().lower() not in ("0", "false", "no", "off")
+    if not configured:
+        return "Grading uploaded notebooks is off on this server (KAFKA_LAB_GRADE_UPLOADS)."
+    isolation = sandbox.detect()
+    if not isolation.available:
+        return ("Grading uploaded notebooks is off on this server: it cannot run them in a sandbox "
+                f"({isolation.reason}), and it never runs them without one.")
+    return ""
+
+
+def grading_enabled() -> bool:
+    return not grading_off_reason()
 
 
 def _exercise(slug: str) -> Exercise:
@@ -242,4 +277,6 @@ def _visitor_key(request: HttpRequest) -> str:
 def _context(request: HttpRequest, **extra) -> dict:
     key = request.session.session_key
     mine = Submission.objects.filter(visitor=visitor_learner(key))[:10] if key else []
-    return {"version": lab.__version__, "grading_enabled": grading_enabled(), "my_submissions": mine, **extra}
+    reason = grading_off_reason()
+    return {"version": lab.__version__, "grading_enabled": not reason, "grading_off_reason": reason,
+            "my_submissions": mine, **extra}

@@ -55,7 +55,7 @@ def canned_report(nb, exercise) -> Report:
 def inline_grading(monkeypatch: pytest.MonkeyPatch, settings) -> list:
     calls = []
 
-    def fake_grade(nb, exercise):
+    def fake_grade(nb, exercise, **limits):
         calls.append((nb, exercise))
         return canned_report(nb, exercise)
     monkeypatch.setattr(views, "GRADING", InlineQueue())
@@ -156,7 +156,7 @@ def test_a_submission_being_graded_refreshes_itself(client: Client, monkeypatch:
 
 
 def test_a_grader_failure_is_shown_not_left_running(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(nb, exercise):
+    def broken(nb, exercise, **limits):
         raise RuntimeError("no java")
     monkeypatch.setattr(views, "grade_notebook", broken)
     response = upload(client)
@@ -222,7 +222,7 @@ def test_the_csv_export_has_one_row_per_submission(client: Client) -> None:
 def test_the_grading_queue_grades_on_its_own_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     threads = []
 
-    def fake_grade(nb, exercise):
+    def fake_grade(nb, exercise, **limits):
         threads.append(threading.current_thread().name)
         return canned_report(nb, exercise)
     monkeypatch.setattr(views, "grade_notebook", fake_grade)

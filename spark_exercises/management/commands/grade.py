@@ -1,9 +1,10 @@
-"""python manage.py grade NOTEBOOK [--exercise SLUG] [--lab-url URL --lab-session ID] [--json] [--learner NAME]
+"""python manage.py grade NOTEBOOK [--exercise SLUG] [--unsandboxed [--lab-url URL --lab-session ID]] [--json] [--learner NAME]
 
-Grades a notebook (spark_exercises.grader) and records the result in the gradebook. Without
---lab-url the exercise's scenario is played into a fresh cluster in a temp dir and served on a
-free loopback port; with it, the notebook reads that lab session (where the learner loaded the
-exercise's scenario.json) and the checks still compare with the scenario played locally.
+Grades a notebook (spark_exercises.grader) and records the result in the gradebook. The notebook
+runs in the grader's sandbox, which plays the exercise's scenario and serves it inside itself.
+--unsandboxed runs it with your own rights and environment instead (your own notebook only); only
+then can it read a lab session with --lab-url (where the learner loaded the exercise's
+scenario.json); the checks still compare with the scenario played locally.
 
 Prints the report (last line `score: X/Y`) or, with --json, one JSON object: the report's
 fields (see grader/report.py) plus "submission" (the gradebook row's id, or null with --no-save).
@@ -30,7 +31,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("notebook", help="the .ipynb file to grade")
         parser.add_argument("--exercise", help="NN-slug, NN or slug (default: the notebook's metadata)")
-        parser.add_argument("--lab-url", help="read this lab instead of a locally served one (with --lab-session)")
+        parser.add_argument("--unsandboxed", action="store_true",
+                            help="run the notebook with your own rights, outside the sandbox (trusted notebooks only)")
+        parser.add_argument("--lab-url", help="read this lab instead of a locally served one (with --lab-session; "
+                                              "needs --unsandboxed)")
         parser.add_argument("--lab-session", help="the lab session id that has the exercise's scenario loaded")
         parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
         parser.add_argument("--learner", help="who to record the grade for (default: your user name)")
@@ -45,7 +49,7 @@ class Command(BaseCommand):
         try:
             report = grade_notebook(options["notebook"], options["exercise"], lab_url=options["lab_url"],
                                     lab_session=options["lab_session"], cell_timeout=options["cell_timeout"],
-                                    total_timeout=options["timeout"])
+                                    total_timeout=options["timeout"], sandboxed=not options["unsandboxed"])
         except GradeError as error:
             raise CommandError(str(error)) from None
         submission = None if options["no_save"] else self._save(report, options)
