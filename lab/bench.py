@@ -18,10 +18,17 @@ asyncio client (Autobahn comes with Daphne), the way a browser tab does:
 - rewind_p95_ms: a rewind to a random step of a one-hour live session played at 10× (printed
   with the session's length in steps), beside a rewind replayed from step 0 — lab/bench_rewind.py
   (in this process, on the host).
+- hostile_neighbour_p95_ms: one visitor runs the worst load the server lets a visitor run — as
+  many sessions as it may hold in memory (KAFKA_LAB_MAX_HOSTS_PER_VISITOR), each live at 10× with
+  a tab that reads and one that does not, and produce commands of 200 records at its command-rate
+  cap (KAFKA_LAB_COMMANDS_PER_S_PER_VISITOR) — while another visitor produces a record every
+  200 ms: that visitor's command → ack p95. Its server keeps the default per-visitor and
+  per-session limits (`--only hostile_neighbour` measures just this).
 
-The bench's server lifts the per-session limits that would stop it (KAFKA_LAB_MAX_RECORDS_PER_S
-1,000,000 instead of 2,000; disk and sessions in memory): a default session may produce at most
-2,000 records a second, by policy, not for speed.
+The bench's server lifts the per-session and per-visitor limits that would stop it
+(KAFKA_LAB_MAX_RECORDS_PER_S 1,000,000 instead of 2,000; disk and sessions in memory; one visitor
+opens all the sessions): a default session may produce at most 2,000 records a second, by
+policy, not for speed. The hostile-neighbour figure puts those limits back: it measures them.
 The server and this client share the machine's cores; figures are printed next to the targets.
 Timings are never asserted (tests/lab/test_bench.py runs a tiny smoke version).
 """
@@ -51,7 +58,10 @@ from lab.serve import free_port, wait_for_port
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"events_per_s": (">=", 20_000), "step_latency_p95_ms": ("<", 50),
            "idle_session_rss_mb": ("<=", 10), "active_sessions_p95_under_100ms": (">=", 50),
-           "rewind_p95_ms": ("<", 300)}
+           "rewind_p95_ms": ("<", 300), "hostile_neighbour_p95_ms": ("<", 100)}
+# What the hostile-neighbour server keeps at its defaults (running_server lifts them for the rest).
+FAIR_LIMITS = {"KAFKA_LAB_MAX_RECORDS_PER_S": "2000", "KAFKA_LAB_MAX_HOSTS_PER_VISITOR": "20",
+               "KAFKA_LAB_COMMANDS_PER_S_PER_VISITOR": "50", "KAFKA_LAB_SESSIONS_CREATED_PER_MIN": "20"}
 ACTIVE_LEVELS = (10, 20, 30, 40, 50, 60, 80, 100, 120, 150)
 
 
@@ -78,6 +88,12 @@ class Server:
 
     def session_cookie(self) -> str:
         return "; ".join(f"{c.name}={c.value}" for c in self.cookies)
+
+    def another_visitor(self) -> Server:
+        """The same server seen from another browser (a cookie jar of its own)."""
+        cookies = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(cookies), _NoRedirect())
+        return Server(self.base_url, self.pid, opener, cookies)
 
     def new_session(self, name: str, brokers: int = 3) -> str:
         """Create a lab session through the form, as a visitor does; returns its id."""
@@ -106,7 +122,9 @@ def running_server(env_overrides: dict[str, str] | None = None) -> Iterator[Serv
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="lab.settings", KAFKA_LAB_DB=str(work / "db.sqlite3"),
                KAFKA_LAB_DATA_DIR=str(work / "labs"), KAFKA_LAB_DEBUG="false", PYTHONUNBUFFERED="1",
                KAFKA_LAB_MAX_RECORDS_PER_S="1000000", KAFKA_LAB_MAX_DISK_BYTES=str(2**34),
-               KAFKA_LAB_IDLE_HOST_TTL_S="3600", KAFKA_LAB_MAX_HOSTS="1000", **(env_overrides or {}))
+               KAFKA_LAB_IDLE_HOST_TTL_S="3600", KAFKA_LAB_MAX_HOSTS="1000", KAFKA_LAB_MAX_HOSTS_PER_VISITOR="0",
+               KAFKA_LAB_COMMANDS_PER_S_PER_VISITOR="0", KAFKA_LAB_SESSIONS_CREATED_PER_MIN="0")
+    env.update(env_overrides or {})
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO_ROOT, env=env,
                    check=True)
@@ -244,6 +262,10 @@ class Tab:
         self._frame_waiter = asyncio.get_running_loop().create_future()
         return await asyncio.wait_for(self._frame_waiter, timeout)
 
+    def stop_reading(self) -> None:
+        """Read nothing more from the socket (a frozen tab, a hostile client)."""
+        self._protocol.transport.pause_reading()
+
     async def close(self) -> None:
         if self._protocol is not None:
             self._protocol.sendClose(1000)
@@ -364,14 +386,68 @@ async def _produce_steadily(tabs: list[Tab], seconds: float) -> list[float]:
     return latencies
 
 
+async def hostile_neighbour(server: Server, sessions: int, rate: float, seconds: float) -> dict[str, float]:
+    """One visitor at its caps — `sessions` sessions live at 10×, each with a reading tab and a tab
+    that reads nothing, produce commands of 200 records at `rate` a second over all of them, sent
+    without waiting for acks — and another visitor producing a record every 200 ms: its p95."""
+    hostile, victim_server = server, server.another_visitor()
+    tabs, stalled = [], []
+    for n in range(sessions):
+        tab = await _open_tab(hostile, f"hostile-{n}")
+        tab.send(type="clock", action="play", speed=10)
+        quiet = Tab(hostile, tab.session_id)
+        await quiet.open()
+        quiet.stop_reading()
+        tabs.append(tab)
+        stalled.append(quiet)
+    victim = await _open_tab(victim_server, "victim")
+    victim.send(type="clock", action="play", speed=1)
+    stop = time.perf_counter() + seconds + 1.0
+    sent = 0
+
+    async def flood() -> None:
+        nonlocal sent
+        started = time.perf_counter()
+        while time.perf_counter() < stop:
+            tab = tabs[sent % len(tabs)]
+            tab._next_id += 1
+            tab.send(type="command", id=tab._next_id, command="produce",
+                     args={"topic": "t", "values": ["x" * 100] * 200, "acks": 1})
+            sent += 1
+            await asyncio.sleep(max(0.0, started + sent / rate - time.perf_counter()))
+    cpu_before, wall_before = server.cpu_s(), time.perf_counter()
+    flooding = asyncio.ensure_future(flood())
+    await asyncio.sleep(1.0)   # the hostile load first
+    latencies = await _produce_steadily([victim], seconds)
+    await flooding
+    wall = time.perf_counter() - wall_before
+    for tab in [victim, *tabs, *stalled]:
+        await tab.close()
+    return {"hostile_neighbour_p95_ms": _p95(latencies), "hostile_neighbour_p50_ms": statistics.median(latencies),
+            "hostile_sessions": sessions, "hostile_commands_per_s": round(sent / wall, 1),
+            "hostile_server_cpu": round((server.cpu_s() - cpu_before) / wall, 2)}
+
+
 def _p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if ordered else float("nan")
 
 
 # -- the report -------------------------------------------------------------------------------
-async def measure(quick: bool) -> dict[str, object]:
+async def measure_hostile_neighbour(quick: bool) -> dict[str, object]:
+    with running_server(FAIR_LIMITS) as server:
+        return await hostile_neighbour(server, 2 if quick else int(FAIR_LIMITS["KAFKA_LAB_MAX_HOSTS_PER_VISITOR"]),
+                                       10.0 if quick else float(FAIR_LIMITS["KAFKA_LAB_COMMANDS_PER_S_PER_VISITOR"]),
+                                       1.0 if quick else 20.0)
+
+
+async def measure(quick: bool, only: str | None = None) -> dict[str, object]:
     figures: dict[str, object] = {}
+    if only == "hostile_neighbour":
+        figures.update(await measure_hostile_neighbour(quick))
+        figures["cpus"] = os.cpu_count()
+        figures["load_average"] = round(os.getloadavg()[0], 2)
+        return figures
     with running_server() as server:
         # Idle sessions first, in a fresh server: after the busy session below, new sessions would
         # fill memory it freed, and RSS would not show them.
@@ -383,6 +459,7 @@ async def measure(quick: bool) -> dict[str, object]:
     from lab.bench_rewind import rewind_figures
     figures.update(await asyncio.to_thread(rewind_figures, 0.2 if quick else 60.0, 5 if quick else 40,
                                            1 if quick else 3))
+    figures.update(await measure_hostile_neighbour(quick))
     figures["cpus"] = os.cpu_count()
     figures["load_average"] = round(os.getloadavg()[0], 2)
     return figures
@@ -391,22 +468,32 @@ async def measure(quick: bool) -> dict[str, object]:
 def report(figures: dict[str, object]) -> str:
     lines = ["Kafka Lab web figures (server and client share this machine)"]
     for key, (op, target) in TARGETS.items():
+        if key not in figures:
+            continue   # --only: another figure
         value = figures[key]
         met = {">=": value >= target, "<": value < target, "<=": value <= target}[op]
         lines.append(f"  {key:34} {value:>10.1f}   target {op} {target:<7} {'ok' if met else 'MISSED'}")
     for key in ("events_covered_per_s", "frames_per_s", "step_latency_p50_ms", "clock_step_latency_p95_ms",
                 "server_rss_mb", "server_cpu_ms_per_active_session_s"):
-        lines.append(f"  {key:34} {figures[key]:>10.1f}")
-    lines.append(f"  rewind: a {figures['rewind_session_wall_minutes_at_10x']:g}-minute session at 10× = "
-                 f"{figures['rewind_session_steps']:,} steps, {figures['rewind_session_virtual_s']:,} virtual s "
-                 f"(played in {figures['rewind_session_build_s']} s); rewind p50 {figures['rewind_p50_ms']:.0f} ms, "
-                 f"max {figures['rewind_max_ms']:.0f} ms; from step 0 {figures['rewind_from_start_ms']:.0f} ms "
-                 f"({figures['rewind_speedup']:.0f}× the p95); {figures['rewind_checkpoints']} checkpoints, "
-                 f"{figures['rewind_checkpoints_disk_mb']} MB")
-    lines.append("  by active sessions (p95 command latency, CPU shares):")
-    for count, row in figures["active_sessions_by_count"].items():
-        lines.append(f"    {count:>4}: {row['p95_ms']:>7.1f} ms  server {row['server_cpu']:.2f} CPU, "
-                     f"this client {row['client_cpu']:.2f} CPU")
+        if key in figures:
+            lines.append(f"  {key:34} {figures[key]:>10.1f}")
+    if "rewind_session_steps" in figures:
+        lines.append(f"  rewind: a {figures['rewind_session_wall_minutes_at_10x']:g}-minute session at 10× = "
+                     f"{figures['rewind_session_steps']:,} steps, {figures['rewind_session_virtual_s']:,} virtual s "
+                     f"(played in {figures['rewind_session_build_s']} s); rewind p50 {figures['rewind_p50_ms']:.0f} ms, "
+                     f"max {figures['rewind_max_ms']:.0f} ms; from step 0 {figures['rewind_from_start_ms']:.0f} ms "
+                     f"({figures['rewind_speedup']:.0f}× the p95); {figures['rewind_checkpoints']} checkpoints, "
+                     f"{figures['rewind_checkpoints_disk_mb']} MB")
+    if "active_sessions_by_count" in figures:
+        lines.append("  by active sessions (p95 command latency, CPU shares):")
+        for count, row in figures["active_sessions_by_count"].items():
+            lines.append(f"    {count:>4}: {row['p95_ms']:>7.1f} ms  server {row['server_cpu']:.2f} CPU, "
+                         f"this client {row['client_cpu']:.2f} CPU")
+    if "hostile_sessions" in figures:
+        lines.append(f"  hostile neighbour: {figures['hostile_sessions']} sessions live at 10×, each with a tab "
+                     f"that reads nothing, {figures['hostile_commands_per_s']:g} produce commands/s; the other "
+                     f"visitor's p50 {figures['hostile_neighbour_p50_ms']:.1f} ms; server "
+                     f"{figures['hostile_server_cpu']:.2f} CPU")
     lines.append(f"  machine: {figures['cpus']} CPUs, load average {figures['load_average']}")
     return "\n".join(lines)
 
@@ -415,8 +502,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lab.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--quick", action="store_true", help="tiny numbers: checks that it runs, measures nothing")
+    parser.add_argument("--only", choices=["hostile_neighbour"], help="measure this figure alone")
     args = parser.parse_args(argv)
-    figures = asyncio.run(measure(args.quick))
+    figures = asyncio.run(measure(args.quick, args.only))
     print(json.dumps(figures) if args.json else report(figures))
     return 0
 

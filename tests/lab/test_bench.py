@@ -8,7 +8,7 @@ import sys
 from tests.servers import REPO_ROOT
 
 FIGURES = ("events_per_s", "step_latency_p95_ms", "idle_session_rss_mb", "active_sessions_p95_under_100ms",
-           "rewind_p95_ms")
+           "rewind_p95_ms", "hostile_neighbour_p95_ms")
 
 
 def test_the_bench_reports_every_figure_as_json() -> None:
@@ -22,6 +22,9 @@ def test_the_bench_reports_every_figure_as_json() -> None:
     assert figures["events_per_s"] > 0  # frames did reach the client
     assert figures["active_sessions_by_count"]
     assert figures["rewind_session_steps"] > 0 and figures["rewind_from_start_ms"] > 0
+    # Two hostile sessions (each with a tab that reads nothing) and the other visitor's commands.
+    assert figures["hostile_sessions"] == 2 and figures["hostile_commands_per_s"] > 0
+    assert figures["hostile_neighbour_p50_ms"] > 0
 
 
 def test_the_bench_prints_figures_next_to_their_targets() -> None:
@@ -36,6 +39,8 @@ def test_the_bench_prints_figures_next_to_their_targets() -> None:
                "rewind_session_virtual_s": 600, "rewind_session_wall_minutes_at_10x": 1.0,
                "rewind_session_build_s": 9.0, "rewind_from_start_ms": 900.0, "rewind_speedup": 7.5,
                "rewind_checkpoints": 30, "rewind_checkpoints_disk_mb": 4.0,
+               "hostile_neighbour_p95_ms": 40.0, "hostile_neighbour_p50_ms": 10.0, "hostile_sessions": 20,
+               "hostile_commands_per_s": 49.5, "hostile_server_cpu": 1.2,
                "cpus": 2, "load_average": 0.5}
 
     text = report(figures)
@@ -43,5 +48,15 @@ def test_the_bench_prints_figures_next_to_their_targets() -> None:
     assert set(TARGETS) == set(FIGURES)
     assert "events_per_s" in text and "target >= 20000" in text
     assert "step_latency_p95_ms" in text and "MISSED" in text  # 60 ms is over the 50 ms target
-    assert text.count(" ok") == 4
+    assert text.count(" ok") == 5
     assert "rewind_p95_ms" in text and "10,000 steps" in text
+    assert "hostile_neighbour_p95_ms" in text and "target < 100" in text and "20 sessions live" in text
+
+
+def test_the_bench_measures_the_hostile_neighbour_alone() -> None:
+    from lab.bench import report
+
+    text = report({"hostile_neighbour_p95_ms": 150.0, "hostile_neighbour_p50_ms": 20.0, "hostile_sessions": 20,
+                   "hostile_commands_per_s": 50.0, "hostile_server_cpu": 1.5, "cpus": 2, "load_average": 1.0})
+
+    assert "hostile_neighbour_p95_ms" in text and "MISSED" in text and "events_per_s" not in text
