@@ -42,6 +42,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from typing import Any, Callable
 
 from engine import events as ev
@@ -50,13 +51,17 @@ from engine.cluster import Cluster, ClusterError
 from engine.replication.fetcher import TRUNCATION_MODES
 from engine.scenarios.runner import STEPS, run_step
 from engine.scenarios.schema import StepArgumentError, check_step
+from engine.sim import budget as call_budget
+from engine.sim.budget import BudgetExceeded, CallBudget
 from lab import snapshot as snap
 from lab.blocking import BlockingCommands, RunningCommand, may_block
 from lab.checkpoints import CheckpointStore
 from lab.history import History
-from lab.host_types import (_ACTED, _WAIT, CATCH_UP_WORK_MS, CHECKPOINT_CHECK_EVERY, CLOCK_STEPS, DISK_USAGE_TTL_S,
-                            ENGINE_ERRORS, MAX_EVENTS_PER_CALL, MAX_MARKS, MAX_SPEED, MIN_SPEED, STEP_UNTIL_MAX_MS,
-                            CommandRecord, Events, HostError, Journal, Shape, _describe)
+from lab.host_types import (_ACTED, _WAIT, ACTIONS_BUDGET_SETTING, BUDGET_EXCEEDED, CATCH_UP_WORK_MS,
+                            CHECKPOINT_CHECK_EVERY, CLOCK_STEPS, DISK_USAGE_TTL_S, ENGINE_ERRORS, MAX_EVENTS_PER_CALL,
+                            MAX_MARKS, MAX_SPEED, MIN_SPEED, STEP_UNTIL_MAX_MS, VIRTUAL_BUDGET_SETTING,
+                            WALL_BUDGET_SETTING, CallBudgets, CommandRecord, Events, HostError, Journal, Shape,
+                            _describe, _Withdrawn)
 from lab.limits import LimitExceeded, Limits, RecordRate, check_command
 from lab.model import ModelTracker
 from lab.scenario_play import ScenarioPlayback, _describe_step, _ScriptStep, shape_of_scenario
@@ -64,7 +69,8 @@ from lab.series import Series
 from lab.snapshot import event_json
 from lab.time_travel import TimeTravel, _Discarded, _discard, _next_run_number
 
-__all__ = ["CommandRecord", "Events", "HostError", "Journal", "SessionHost", "Shape", "shape_of_scenario"]
+__all__ = ["CallBudgets", "CommandRecord", "Events", "HostError", "Journal", "SessionHost", "Shape",
+           "shape_of_scenario"]
 
 
 class SessionHost(ScenarioPlayback, TimeTravel):
@@ -72,12 +78,14 @@ class SessionHost(ScenarioPlayback, TimeTravel):
                  journal: Journal | None = None, log: Iterable[CommandRecord] = (),
                  position: tuple[int, int] | None = None, max_events_per_call: int = MAX_EVENTS_PER_CALL,
                  wall_clock: Callable[[], float] = time.monotonic, history: bool = True,
-                 checkpoints: bool = True) -> None:
+                 checkpoints: bool = True, budgets: CallBudgets | None = None) -> None:
         """A host for the session kept under `root_dir` (one `run-<n>` dir per rebuild, `history/`).
         With a `log`, the session is resumed: the log is replayed up to `position` (step,
-        time_ms), or through its last command."""
+        time_ms), or through its last command — as far as one call's budget goes (a notice says
+        where it stopped short)."""
         self.root_dir = os.path.abspath(root_dir)
         self.limits = limits or Limits()
+        self.budgets = budgets or CallBudgets()
         self.journal = journal or Journal()
         self.lock = threading.RLock()
         self.mode, self.speed = "paused", 1.0
@@ -115,11 +123,12 @@ class SessionHost(ScenarioPlayback, TimeTravel):
         self._cursor = 0
         self._furthest = 0
         self._take_checkpoint()
-        if self.log:
-            last = self.log[-1]
-            self._seek(*(position or (last.at_step, last.at_time_ms)))
-        elif position:
-            self._seek(*position)
+        with self._spending("resuming the session", virtual=False):
+            if self.log:
+                last = self.log[-1]
+                self._seek(*(position or (last.at_step, last.at_time_ms)))
+            elif position:
+                self._seek(*position)
         if self.history is not None:
             self.history.cut_from(self.cluster.bus.count)
 
@@ -211,7 +220,7 @@ class SessionHost(ScenarioPlayback, TimeTravel):
         brings them back. Raises HostError when the step is unknown, over a limit, or fails in the
         engine (then with the events it caused). A step whose call blocks keeps running with the
         clock: the result's `record.running` says so, and `finished` lists it when it ends."""
-        with self.lock:
+        with self.lock, self._spending(command):
             args = self._check_command(command, {} if args is None else args)
             self._catch_up()
             if self._cursor < len(self.log) and not discard_future:
@@ -219,7 +228,10 @@ class SessionHost(ScenarioPlayback, TimeTravel):
                 raise HostError(f"{ahead} command{'s' if ahead != 1 else ''} lie ahead on the timeline (you "
                                 f"rewound): applying this one discards them — confirm, or play on to keep them",
                                 "FUTURE_EXISTS", self._drain())
-            record = self._apply_new(command, args, tag=None)
+            try:
+                record = self._apply_new(command, args, tag=None)
+            except _Withdrawn as stop:
+                raise HostError(str(stop), BUDGET_EXCEEDED, self._drain()) from None
             result = self._drain()
             result.record, result.warnings = record, list(record.warnings)
             if record.error is not None:
@@ -248,25 +260,42 @@ class SessionHost(ScenarioPlayback, TimeTravel):
         return args
 
     def _apply_new(self, command: str, args: dict, tag: int | None) -> CommandRecord:
-        self._cut_future()
+        """Log a new command and apply it. One that runs out of the call's budget (an inline call
+        that runs the scheduler, such as create_topic waiting for its leaders) is taken back —
+        unlogged, the cluster put back as it was, a future it cut restored — and _Withdrawn
+        raised: a replay could not stop it at the same action, so it must not be on the line."""
+        before = (self._discarded, self._furthest)
+        cut = self._cut_future()
         index = len(self.log)
         record = CommandRecord(index, self.steps, self.now_ms, command, copy.deepcopy(args),
                                index if tag is None else tag)
         self.log.append(record)
         self._cursor = len(self.log)
-        self._run_record(record)
+        try:
+            self._run_record(record, new=True)
+        except BudgetExceeded as stop:
+            self._withdraw(record, cut, *before)
+            raise _Withdrawn(f"{stop.message}: {command} was not applied (the cluster is as it was before it)"
+                             ) from None
         self.timeline_version += 1
         self.journal.appended(record, self.steps, self.now_ms)
         return record
 
-    def _run_record(self, record: CommandRecord) -> None:
+    def _run_record(self, record: CommandRecord, *, new: bool = False) -> None:
         """Apply a logged command to the cluster: inline, or — a call that may block — as a running
-        command that takes turns with the clock. An engine error is kept on the record."""
+        command that takes turns with the clock. An engine error is kept on the record. A `new`
+        inline command spends from the call's budget; one already on the line of time (a replay,
+        the future played again) ran within a budget once and does exactly that again, so it runs
+        whole — the budget is checked before it starts, never inside it."""
         record.first_seq = self.cluster.bus.count
         self.timeline_version += 1   # one command fewer ahead (or one more behind)
         call = _step_call(self.cluster, record)
         if not may_block(record.command, record.args):
-            _settle_record(record, _run_inline(call))
+            if new:
+                _settle_record(record, _run_inline(call))
+            else:
+                with call_budget.spending(None):
+                    _settle_record(record, _run_inline(call))
             return
         try:
             running = self._blocking.start(record.index, record.command, call)
@@ -305,7 +334,7 @@ class SessionHost(ScenarioPlayback, TimeTravel):
     # play, pause and set_speed first run the clock up to now: the events of that last stretch
     # are theirs to return, or the tabs would see them only with the next call that returns any.
     def play(self, speed: float | None = None) -> Events:
-        with self.lock:
+        with self.lock, self._spending("play"):
             speed = None if speed is None else _checked_speed(speed)
             self._catch_up()
             self.speed = self.speed if speed is None else speed
@@ -315,7 +344,7 @@ class SessionHost(ScenarioPlayback, TimeTravel):
             return self._drain()
 
     def pause(self) -> Events:
-        with self.lock:
+        with self.lock, self._spending("pause"):
             self._pause()
             return self._drain()
 
@@ -326,7 +355,7 @@ class SessionHost(ScenarioPlayback, TimeTravel):
             self.clock_version += 1
 
     def set_speed(self, speed: float) -> Events:
-        with self.lock:
+        with self.lock, self._spending("the speed change"):
             speed = _checked_speed(speed)
             self._catch_up()
             self.speed = speed
@@ -338,7 +367,7 @@ class SessionHost(ScenarioPlayback, TimeTravel):
         × speed when given (tests, tools). A no-op when paused. With `work_ms`, stop after that much
         wall-clock work: a cluster too busy to keep up runs slower than asked. The result says when
         the next thing is due (`next_due_ms`, wall clock)."""
-        with self.lock:
+        with self.lock, self._spending("the live clock"):
             behind = self._catch_up(work_ms, wall_ms)
             self._pause_if_script_done()
             result = self._drain()
@@ -348,7 +377,8 @@ class SessionHost(ScenarioPlayback, TimeTravel):
 
     def _catch_up(self, work_ms: float | None = CATCH_UP_WORK_MS, wall_ms: float | None = None) -> bool:
         """Live: run what is due between the last catch-up and now (wall clock × speed). True if
-        the work budget ran out first (the cluster is behind; the rest of that time is skipped)."""
+        the work budget — or the call's budget: its virtual time, actions or wall time — ran out
+        first (the cluster is behind; the rest of that time is skipped)."""
         if self.mode != "live":
             return False
         now_wall = self._wall_clock()
@@ -357,13 +387,21 @@ class SessionHost(ScenarioPlayback, TimeTravel):
         self._wall_anchor = now_wall
         whole = int(budget)
         self._carry_ms = budget - whole
+        until_time, clipped = self.now_ms + whole, False
+        spending = call_budget.current()
+        if spending is not None and spending.virtual_until_ms is not None and until_time > spending.virtual_until_ms:
+            until_time, clipped, self._carry_ms = spending.virtual_until_ms, True, 0.0
         done = self._script_done_stop()
         if work_ms is None:
             stop = done
         else:
             deadline = now_wall + work_ms / 1000
             stop = lambda: done() or self._wall_clock() > deadline  # noqa: E731
-        return self._advance(until_time=self.now_ms + whole, stop=stop) is True and not done()
+        try:
+            stopped = self._advance(until_time=until_time, stop=stop) is True
+        except BudgetExceeded:
+            stopped = True     # between two actions: the cluster simply runs slower than asked
+        return (stopped or clipped) and not done()
 
     def _next_due_wall_ms(self) -> float | None:
         """Wall-clock ms until the next thing the clock must do (None: nothing is scheduled)."""
@@ -381,16 +419,23 @@ class SessionHost(ScenarioPlayback, TimeTravel):
         return max(0, nxt - self.now_ms) / self.speed
 
     def step(self) -> Events:
-        """One scheduler action — or, while a scenario is queued, its next step, whole."""
+        """One scheduler action — or, while a scenario is queued, its next step, whole. A scenario
+        step that runs over the call's budget stops between two actions (HostError
+        BUDGET_EXCEEDED); the next `step` goes on with it."""
         with self.lock:
-            self._catch_up()
-            if self._script:
-                first = self._script[0]
-                self._advance(stop=lambda: not self._script or self._script[0] is not first)
-                self._pause_if_script_done()
-            else:
-                self._advance(max_actions=1)
-                self._apply_due()
+            try:
+                with self._spending("Step"):
+                    self._catch_up()
+                    if self._script:
+                        first = self._script[0]
+                        self._advance(stop=lambda: not self._script or self._script[0] is not first)
+                        self._pause_if_script_done()
+                    else:
+                        self._advance(max_actions=1)
+                        self._apply_due()
+            except BudgetExceeded as stop:
+                raise HostError(f"{stop.message}. Step again to go on from here", BUDGET_EXCEEDED,
+                                self._drain()) from None
             return self._drain()
 
     def step_until(self, kind: str) -> Events:
@@ -403,15 +448,21 @@ class SessionHost(ScenarioPlayback, TimeTravel):
             watcher = lambda e: seen.append(e) if e.kind == kind else None  # noqa: E731
             end = self.now_ms + STEP_UNTIL_MAX_MS
             self._watchers.append(watcher)
+            stopped: BudgetExceeded | None = None
             try:
-                script_done = self._script_done_stop()
-                self._advance(until_time=end, settle=False, stop=lambda: bool(seen) or script_done())
+                with self._spending("step_until"):
+                    script_done = self._script_done_stop()
+                    self._advance(until_time=end, settle=False, stop=lambda: bool(seen) or script_done())
+                    if not self._script:
+                        self._apply_due()
+            except BudgetExceeded as stop:
+                stopped = stop
             finally:
                 self._watchers.remove(watcher)
-            if not self._script:
-                self._apply_due()
             self._pause_if_script_done()
             result = self._drain()
+            if stopped is not None:
+                raise HostError(f"No {kind} event yet: {stopped.message}", BUDGET_EXCEEDED, result)
             if not seen:
                 raise HostError(f"No {kind} event within {STEP_UNTIL_MAX_MS // 1000} s of virtual time "
                                 f"(or {self.limits.max_actions_per_call} actions)", None, result)
@@ -442,6 +493,7 @@ class SessionHost(ScenarioPlayback, TimeTravel):
                 if until_time is not None and record.at_time_ms > until_time:
                     self._settle(until_time, settle)
                     return None
+                call_budget.check()   # a logged command runs whole: stop before it, if at all
                 self._move_clock(record.at_time_ms)
                 self._cursor += 1
                 self._run_record(record)
@@ -524,17 +576,35 @@ class SessionHost(ScenarioPlayback, TimeTravel):
                 self.checkpoints.close()
 
     # -- internals ----------------------------------------------------------------------------
+    def _spending(self, what: str, *, virtual: bool = True) -> AbstractContextManager[CallBudget | None]:
+        """Charge the scheduler actions run inside the block to a budget of one call
+        (engine.sim.budget): Limits.max_actions_per_call actions, CallBudgets' wall time and —
+        with `virtual` — virtual time from now."""
+        return call_budget.spending(CallBudget(
+            max_actions=self.limits.max_actions_per_call, wall_ms=self.budgets.wall_ms,
+            virtual_until_ms=self.now_ms + self.budgets.virtual_ms if virtual else None, what=what,
+            names={"wall": f"{WALL_BUDGET_SETTING}={self.budgets.wall_ms:g}",
+                   "virtual": f"{VIRTUAL_BUDGET_SETTING}={self.budgets.virtual_ms}",
+                   "actions": f"{ACTIONS_BUDGET_SETTING}={self.limits.max_actions_per_call}"}))
+
     def _new_cluster(self, shape: Shape) -> tuple[Cluster, ModelTracker, BlockingCommands]:
         os.makedirs(self.root_dir, exist_ok=True)
         run_dir = os.path.join(self.root_dir, f"run-{_next_run_number(self.root_dir)}")
         self._muted = True
         try:
-            cluster = Cluster(brokers=shape.brokers, data_dir=run_dir, seed=shape.seed, config=dict(shape.config),
-                              truncation=shape.truncation, on_event=self._on_event)
+            # A start-up runs until the cluster is idle: its own budget, so that a timer firing
+            # every 0 ms (a loop at one virtual instant) cannot hold the thread for good.
+            with self._spending("starting the cluster", virtual=False):
+                cluster = Cluster(brokers=shape.brokers, data_dir=run_dir, seed=shape.seed,
+                                  config=dict(shape.config), truncation=shape.truncation, on_event=self._on_event)
         except (ClusterError, InvalidConfigError, ValueError, TypeError) as error:
             shutil.rmtree(run_dir, ignore_errors=True)
             raise HostError(f"Cannot build that cluster: {_describe(error)}",
                             getattr(error, "kafka_name", "INVALID_CONFIG")) from None
+        except BudgetExceeded as stop:
+            shutil.rmtree(run_dir, ignore_errors=True)
+            raise HostError(f"Cannot build that cluster: {stop.message} — does a timer of its config fire every "
+                            f"0 ms?", BUDGET_EXCEEDED) from None
         finally:
             self._muted = False
         self.run_dir, self._disk = run_dir, None

@@ -3,6 +3,7 @@ returns, and the journal a host writes its log to (lab/host.py uses them; lab/re
 tests too). Plain data, no engine state."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,12 @@ CATCH_UP_WORK_MS = 40.0         # wall-clock work a live clock may do to catch u
 ENGINE_ERRORS = (ClusterError, InvalidConfigError, ValueError, KeyError, TypeError)
 CHECKPOINT_CHECK_EVERY = 64     # actions between two looks at whether a checkpoint is due
 
+BUDGET_EXCEEDED = "BUDGET_EXCEEDED"   # the lab's error name for a call stopped by its budget (engine.sim.budget)
+# The settings that set a call's budgets (read from the environment when a host is built).
+WALL_BUDGET_SETTING = "KAFKA_LAB_CALL_WALL_BUDGET_MS"
+VIRTUAL_BUDGET_SETTING = "KAFKA_LAB_CALL_VIRTUAL_BUDGET_MS"
+ACTIONS_BUDGET_SETTING = "KAFKA_LAB_MAX_ACTIONS_PER_CALL"   # Limits.max_actions_per_call
+
 # What one unit of forward motion did (see SessionHost._advance).
 _ACTED, _MOVED, _WAIT = "acted", "moved", "wait"
 
@@ -37,6 +44,10 @@ class HostError(Exception):
         self.events = events or Events([])
 
 
+class _Withdrawn(Exception):
+    """A new command ran out of its call's budget and was taken back (SessionHost._apply_new)."""
+
+
 @dataclass(frozen=True)
 class Shape:
     """A cluster's shape: what a fresh run of the session starts from."""
@@ -44,6 +55,25 @@ class Shape:
     seed: int = 0
     truncation: str = "leader-epoch"
     config: dict = field(default_factory=dict)
+
+
+def _env_ms(name: str, default: float) -> float:
+    value = float(os.environ.get(name) or default)
+    if not value > 0:
+        raise ValueError(f"{name} must be a number of milliseconds > 0, not {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class CallBudgets:
+    """What one host call may spend besides its scheduler actions (Limits.max_actions_per_call):
+    wall-clock time, and how far it may move virtual time. A call that would go over stops between
+    two scheduler actions with a BUDGET_EXCEEDED error (lab/host.py says what each call does then).
+    Wall time bounds what a worker thread is held for; virtual time bounds a clock move that would
+    otherwise only be bounded by actions (a live clock far behind). Ten virtual minutes is the
+    longest legal wait (engine.scenarios.schema.MAX_WAIT_MS), so the default leaves room for it."""
+    wall_ms: float = field(default_factory=lambda: _env_ms(WALL_BUDGET_SETTING, 5_000))
+    virtual_ms: int = field(default_factory=lambda: int(_env_ms(VIRTUAL_BUDGET_SETTING, 900_000)))
 
 
 @dataclass

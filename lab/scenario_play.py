@@ -17,8 +17,8 @@ from typing import Any
 
 from engine import events as ev
 from engine.scenarios.runner import ScenarioError, validate
-from lab.host_types import (_ACTED, _MOVED, _WAIT, CLOCK_STEPS, ENGINE_ERRORS, MAX_SCENARIO_STEPS, CommandRecord,
-                            Events, HostError, Shape, _describe)
+from lab.host_types import (_ACTED, _MOVED, _WAIT, BUDGET_EXCEEDED, CLOCK_STEPS, ENGINE_ERRORS, MAX_SCENARIO_STEPS,
+                            CommandRecord, Events, HostError, Shape, _describe, _Withdrawn)
 
 
 @dataclass
@@ -155,7 +155,11 @@ class ScenarioPlayback:
         except HostError as error:
             self._fail_script_step(item, error.message, error.kafka_error)
             return
-        record = self._apply_new(item.command, args, tag=item.index)
+        try:
+            record = self._apply_new(item.command, args, tag=item.index)
+        except _Withdrawn as stop:   # as a failed step stops the runner, whatever expect_error says
+            self._script_error(item, f"step {item.index} ({item.command}): {stop}", BUDGET_EXCEEDED)
+            return
         if record.running:
             item.record = record     # the scenario waits for it, as the runner does
             self.clock_version += 1

@@ -6,6 +6,11 @@ cursor, the cluster and what follows it (tracker, blocking commands, series, his
 checkpoint store. A position is (step, commands applied); a rewind rebuilds the cluster from the
 nearest checkpoint at or before it (lab/checkpoints.py) — or from step 0 — and replays, muted, to
 it. A thrown-away run dir is deleted in the background.
+
+A replay runs under its call's budget (engine.sim.budget): one that runs out stops between two
+actions — never inside a logged command — and the session lands there, short of the target, with
+a notice saying so; the rest of the way is ahead on the timeline. A rewind never goes past the
+furthest step this line of time has reached.
 """
 from __future__ import annotations
 
@@ -20,9 +25,11 @@ import time
 from dataclasses import dataclass
 
 from engine.cluster import Cluster
+from engine.sim import budget as call_budget
+from engine.sim.budget import BudgetExceeded
 from lab.blocking import BlockingCommands
 from lab.checkpoints import Entry
-from lab.host_types import CommandRecord, Events, HostError
+from lab.host_types import BUDGET_EXCEEDED, CommandRecord, Events, HostError
 from lab.model import ModelTracker
 from lab.series import Series
 
@@ -41,10 +48,12 @@ class _Discarded:
 class TimeTravel:
     """The time-travel half of SessionHost (see the module docstring)."""
 
-    def _cut_future(self) -> None:
+    def _cut_future(self) -> _Discarded | None:
+        """Cut the commands ahead off (a command is applied here); returns what was cut, if anything."""
+        cut = None
         if self._cursor < len(self.log):
-            self._discarded = _Discarded(self._cursor, self.log[self._cursor:],
-                                         max(self._furthest, self.log[-1].at_step), self.position())
+            cut = self._discarded = _Discarded(self._cursor, self.log[self._cursor:],
+                                               max(self._furthest, self.log[-1].at_step), self.position())
             del self.log[self._cursor:]
             self._log_changed(self._cursor)
             self.journal.cut(self._cursor)
@@ -52,11 +61,38 @@ class TimeTravel:
             if self.checkpoints is not None:
                 self.checkpoints.drop_after(self.steps, self._cursor)
         self._furthest = self.steps
+        return cut
+
+    def _withdraw(self, record: CommandRecord, cut: _Discarded | None, discarded: _Discarded | None,
+                  furthest: int) -> None:
+        """Take back a new command stopped by its call's budget, as if it had never been sent: off
+        the log (the journal never saw it), the future it cut back in place, its events forgotten,
+        and the cluster replayed to where it stood before it (under a budget of its own)."""
+        del self.log[record.index:]
+        self._log_changed(record.index)
+        if cut is not None:
+            self.log.extend(cut.records)
+            self.journal.restored(cut.records)
+        self._discarded, self._furthest = discarded, furthest
+        self._forget_collected_from(record.first_seq)
+        with self._spending(f"putting the cluster back before {record.command}", virtual=False):
+            self._seek(record.at_step, record.at_time_ms, commands=record.index)
+        self.timeline_version += 1
+        self.clock_version += 1
+
+    def _forget_collected_from(self, seq: int) -> None:
+        """Events numbered `seq` and later, collected for this call, did not happen after all."""
+        kept = [(event, text) for event, text in self._collected if event.seq < seq]
+        self._collected_total -= len(self._collected) - len(kept)
+        self._collected.clear()
+        self._collected.extend(kept)
+        if self._history_texts:
+            del self._history_texts[max(0, seq - self._history_first):]
 
     def undo_discard(self) -> Events:
         """Bring back the future the last cut discarded: the commands applied since are dropped,
         the clock goes back to where the cut happened (paused), and the old future is ahead again."""
-        with self.lock:
+        with self.lock, self._spending("the undo", virtual=False):
             discarded = self._discarded
             if discarded is None:
                 raise HostError("There is nothing to undo: no future was discarded", "INVALID_REQUEST")
@@ -83,15 +119,17 @@ class TimeTravel:
         was published (the state just after that event), or with `commands`, exactly that many
         commands of the log applied (a timeline mark: just after its command). Backwards, the
         cluster is rebuilt by replay. The clock pauses, a queued scenario is dropped, and the replay's events are not
-        returned (a `model` follows instead)."""
-        with self.lock:
+        returned (a `model` follows instead). A step beyond the furthest this line of time reached
+        is refused; a replay that runs out of the call's budget lands short of `to_step` (a notice
+        says where)."""
+        with self.lock, self._spending("the rewind", virtual=False):
             if isinstance(to_step, bool) or not isinstance(to_step, int) or to_step < 0:
                 raise HostError(f"rewind needs a step number >= 0, not {to_step!r}", "INVALID_REQUEST")
             for name, value in (("after_seq", after_seq), ("commands", commands)):
                 if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                     raise HostError(f"{name} must be a whole number >= 0, not {value!r}", "INVALID_REQUEST")
             horizon = max(self._furthest, self.steps, self.log[-1].at_step if self.log else 0)
-            if to_step > horizon + self.limits.max_actions_per_call:
+            if to_step > horizon:
                 raise HostError(f"Step {to_step} lies beyond this line of time (it reaches step {horizon}); "
                                 f"play on to get there", "INVALID_REQUEST")
             self._pause()
@@ -135,6 +173,10 @@ class TimeTravel:
             self._apply_due(up_to_time=to_time_ms, max_commands=limit)
             if to_time_ms is not None:
                 self._move_clock(to_time_ms)
+        except BudgetExceeded as stop:
+            self.notices.append({"message": f"{stop.message}: the replay stopped at step {self.steps}, short of "
+                                            f"step {to_step}; the rest of the way is ahead on the timeline (step or "
+                                            f"play to go on)", "kafka_error": BUDGET_EXCEEDED, "expected": False})
         finally:
             self._muted = False
         self.tracker.rewound()
@@ -147,6 +189,7 @@ class TimeTravel:
             record = self.log[self._cursor]
             if up_to_time is not None and record.at_time_ms > up_to_time:
                 return
+            call_budget.check()   # a logged command runs whole: stop before it, if at all
             self._move_clock(record.at_time_ms)
             self._cursor += 1
             self._run_record(record)
@@ -206,7 +249,7 @@ class TimeTravel:
         run_dir = os.path.join(self.root_dir, f"run-{_next_run_number(self.root_dir)}")
         try:
             cluster = self.checkpoints.restore(entry, run_dir, self._on_event)
-        except Exception:  # noqa: BLE001 - a damaged checkpoint must not lose the session
+        except (Exception, BudgetExceeded):  # noqa: BLE001 - a damaged checkpoint must not lose the session
             logging.getLogger(__name__).exception("lab: restoring checkpoint %s failed; replaying instead", entry.path)
             self.checkpoints.clear()
             self.cluster, self.tracker, self._blocking = self._new_cluster(self.shape)

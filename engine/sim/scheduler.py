@@ -14,6 +14,8 @@ import heapq
 from dataclasses import dataclass
 from typing import Callable
 
+from engine.sim import budget as _budget
+
 COMPACT_AT = 256  # cancelled entries in the heap before a sweep is considered
 
 
@@ -89,12 +91,16 @@ class Scheduler:
 
     def step(self) -> Scheduled | None:
         """Advance to the next action and run it; None if nothing is scheduled (or if `yield_step`
-        took this step over: the driver ran it)."""
+        took this step over: the driver ran it). Raises engine.sim.budget.BudgetExceeded, before
+        anything moves, when the calling thread's budget has no room for this action."""
         if self.yield_step is not None and self.yield_step():
             return None
         self._drop_cancelled()
         if not self._queue:
             return None
+        spending = _budget.current()
+        if spending is not None:
+            spending.charge(self._queue[0][0])
         entry = heapq.heappop(self._queue)[3]
         if entry.foreground:
             self._foreground -= 1
