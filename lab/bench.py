@@ -60,7 +60,7 @@ TARGETS = {"events_per_s": (">=", 20_000), "step_latency_p95_ms": ("<", 50),
            "idle_session_rss_mb": ("<=", 10), "active_sessions_p95_under_100ms": (">=", 50),
            "rewind_p95_ms": ("<", 300), "hostile_neighbour_p95_ms": ("<", 100)}
 # What the hostile-neighbour server keeps at its defaults (running_server lifts them for the rest).
-FAIR_LIMITS = {"KAFKA_LAB_MAX_RECORDS_PER_S": "2000", "KAFKA_LAB_MAX_HOSTS_PER_VISITOR": "20",
+FAIR_LIMITS = {"KAFKA_LAB_MAX_RECORDS_PER_S": "2000", "KAFKA_LAB_MAX_HOSTS_PER_VISITOR": "20", "KAFKA_LAB_CALLS_IN_FLIGHT_PER_VISITOR": "1",
                "KAFKA_LAB_COMMANDS_PER_S_PER_VISITOR": "50", "KAFKA_LAB_SESSIONS_CREATED_PER_MIN": "20"}
 ACTIVE_LEVELS = (10, 20, 30, 40, 50, 60, 80, 100, 120, 150)
 
@@ -122,7 +122,7 @@ def running_server(env_overrides: dict[str, str] | None = None) -> Iterator[Serv
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="lab.settings", KAFKA_LAB_DB=str(work / "db.sqlite3"),
                KAFKA_LAB_DATA_DIR=str(work / "labs"), KAFKA_LAB_DEBUG="false", PYTHONUNBUFFERED="1",
                KAFKA_LAB_MAX_RECORDS_PER_S="1000000", KAFKA_LAB_MAX_DISK_BYTES=str(2**34),
-               KAFKA_LAB_IDLE_HOST_TTL_S="3600", KAFKA_LAB_MAX_HOSTS="1000", KAFKA_LAB_MAX_HOSTS_PER_VISITOR="0",
+               KAFKA_LAB_IDLE_HOST_TTL_S="3600", KAFKA_LAB_MAX_HOSTS="1000", KAFKA_LAB_MAX_HOSTS_PER_VISITOR="0", KAFKA_LAB_CALLS_IN_FLIGHT_PER_VISITOR="0",
                KAFKA_LAB_COMMANDS_PER_S_PER_VISITOR="0", KAFKA_LAB_SESSIONS_CREATED_PER_MIN="0")
     env.update(env_overrides or {})
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)

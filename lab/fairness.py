@@ -8,15 +8,24 @@ learner never reaches by hand:
   (lab.registry evicts their own longest-idle one first, or refuses to load one more);
 - KAFKA_LAB_COMMANDS_PER_S_PER_VISITOR (50): messages a visitor's tabs may send a second, over
   all their tabs (a token bucket holding one second's worth: a burst of 50 goes through);
-- KAFKA_LAB_SESSIONS_CREATED_PER_MIN (20): lab sessions a visitor may create in a minute.
+- KAFKA_LAB_SESSIONS_CREATED_PER_MIN (20): lab sessions a visitor may create in a minute;
+- KAFKA_LAB_CALLS_IN_FLIGHT_PER_VISITOR (1): host calls of one visitor running at once in
+  asyncio's worker threads (a handful, shared by every session: fifty commands a second of one
+  visitor once filled them, and another visitor's command queued behind them for 0.5 s);
+- KAFKA_LAB_VISITOR_TICK_SHARE (0.25): the share of wall time a visitor's live clocks may spend
+  ticking (measured, over about a second): a visitor over it has its clocks skipped, so their
+  clusters run slower than asked, while other visitors' sessions tick as usual.
 
 Settings are read with getattr(settings, NAME) and, when lab.settings does not define them (yet),
 from the environment, so a test's Daphne can set them.
 """
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -29,7 +38,8 @@ CLOSE_VISITOR_FULL = 4429    # this visitor holds its cap of sessions in memory,
 CLOSE_SERVER_FULL = 4503     # the server holds its cap of sessions, all in use: try again later
 
 DEFAULTS = {"KAFKA_LAB_MAX_HOSTS_PER_VISITOR": 20, "KAFKA_LAB_COMMANDS_PER_S_PER_VISITOR": 50,
-            "KAFKA_LAB_SESSIONS_CREATED_PER_MIN": 20}
+            "KAFKA_LAB_SESSIONS_CREATED_PER_MIN": 20, "KAFKA_LAB_VISITOR_TICK_SHARE": 0.25,
+            "KAFKA_LAB_CALLS_IN_FLIGHT_PER_VISITOR": 1}
 
 
 def setting(name: str, default: int | float) -> int | float:
@@ -124,3 +134,52 @@ def too_many_sessions_created(visitor: str) -> HttpResponse | None:
                             content_type="text/plain; charset=utf-8")
     response["Retry-After"] = "60"
     return response
+
+
+@dataclass
+class TickShares:
+    """Each visitor's live-clock work, as a bucket of seconds that fills at `share` a second and
+    holds at most `share` seconds: a tick is allowed while the bucket is positive, and its
+    measured duration is taken out after. Touched only by the live clock's worker thread."""
+    buckets: dict[str, _Bucket] = field(default_factory=dict)
+
+    def may_tick(self, visitor: str | None, share: float, now: float) -> bool:
+        if visitor is None or share <= 0:
+            return True
+        bucket = self.buckets.setdefault(visitor, _Bucket(share, now))
+        bucket.tokens = min(share, bucket.tokens + (now - bucket.at) * share)
+        bucket.at = now
+        return bucket.tokens > 0
+
+    def spent(self, visitor: str | None, seconds: float) -> None:
+        bucket = self.buckets.get(visitor) if visitor is not None else None
+        if bucket is not None:
+            bucket.tokens -= seconds
+
+
+tick_shares = TickShares()
+
+
+def tick_share() -> float:
+    return float(setting("KAFKA_LAB_VISITOR_TICK_SHARE", DEFAULTS["KAFKA_LAB_VISITOR_TICK_SHARE"]))
+
+
+_call_slots: dict[tuple[int, str], asyncio.Semaphore] = {}
+
+
+@contextlib.asynccontextmanager
+async def call_slot(visitor: str | None) -> AsyncIterator[None]:
+    """Hold one of `visitor`'s KAFKA_LAB_CALLS_IN_FLIGHT_PER_VISITOR slots for a host call: the
+    rest of their calls wait on the event loop, not in the worker threads' queue."""
+    slots = int(setting("KAFKA_LAB_CALLS_IN_FLIGHT_PER_VISITOR", DEFAULTS["KAFKA_LAB_CALLS_IN_FLIGHT_PER_VISITOR"]))
+    if visitor is None or slots <= 0:
+        yield
+        return
+    key = (id(asyncio.get_running_loop()), visitor)   # a semaphore belongs to one event loop
+    semaphore = _call_slots.get(key)
+    if semaphore is None:
+        semaphore = _call_slots[key] = asyncio.Semaphore(slots)
+    async with semaphore:
+        yield
+    if not semaphore.locked() and len(_call_slots) > 1000:
+        _call_slots.pop(key, None)   # idle: forget it (a new one is made when needed)

@@ -386,6 +386,8 @@ class LiveSession:
     FRAME_EVENT_BYTES of events (the newest; the rest are counted in `coalesced` — the model is
     exact all the same), and patches that do not fit go in frames of their own."""
 
+    visitor: str | None = None   # who owns it (lab.fairness: their caps and their share of tick time)
+
     def __init__(self, session_id: uuid.UUID, host: SessionHost, info: dict[str, Any]) -> None:
         self.session_id = session_id
         self.host = host
@@ -429,7 +431,8 @@ class LiveSession:
         async with self.lock:
             if self.closed:
                 raise HostError("This lab session is no longer open here", None)
-            outcome = await asyncio.to_thread(self._run, fn, args, model)
+            async with fairness.call_slot(self.visitor):   # worker threads are shared: a visitor takes a few
+                outcome = await asyncio.to_thread(self._run, fn, args, model)
             self._urgent = self._urgent or urgent
             self.publish(outcome)
         live_clock.poke(self)  # it caught the clock up; something may be due sooner now
@@ -621,8 +624,17 @@ class LiveSession:
         return self.lock.locked()
 
     def tick_in_thread(self, work_ms: float) -> Outcome:
-        """A live tick, run by the live clock in its worker thread while it holds `lock`."""
-        return self._run(self.host.tick, (None, work_ms), None)
+        """A live tick, run by the live clock in its worker thread while it holds `lock` — unless
+        this session's visitor has spent their share of tick time (lab.fairness.TickShares): then
+        the clock stands still this round (it catches up, within its work budget, later), so one
+        visitor's many busy clusters cannot make a round, and other visitors' calls, wait."""
+        started = time.perf_counter()
+        if not fairness.tick_shares.may_tick(self.visitor, fairness.tick_share(), time.monotonic()):
+            return self._run(_nothing, (), None)
+        try:
+            return self._run(self.host.tick, (None, work_ms), None)
+        finally:
+            fairness.tick_shares.spent(self.visitor, time.perf_counter() - started)
 
     def save_position_if_due(self) -> None:
         if time.monotonic() - self._last_saved > POSITION_SAVE_INTERVAL_S:
@@ -880,6 +892,7 @@ class Registry:
             await self._make_room(session_id, visitor)
             host, info = await asyncio.to_thread(build_host, session_id, writer=journal_writer)
             live = self._live[session_id] = LiveSession(session_id, host, info)
+            live.visitor = visitor
             loading.set_result(live)
         except BaseException as error:
             if session_id not in self._live:

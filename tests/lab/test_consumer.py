@@ -367,7 +367,7 @@ def test_reset_over_the_socket_says_hello_again() -> None:
 
     assert hello["session"]["brokers"] == 5 and hello["session"]["seed"] == 9
     assert len(hello["model"]["brokers"]) == 5 and hello["model"]["topics"] == []
-    assert error["message"] == "A lab session has 1 to 9 brokers, not 10"
+    assert "1 to 9" in error["message"] and "not 10" in error["message"]  # the shape check words it
 
 
 def test_a_session_reopened_after_its_host_was_dropped_resumes_where_it_was() -> None:
