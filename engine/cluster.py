@@ -28,6 +28,7 @@ from engine.broker.log_config import LogConfig
 from engine.clients.network_client import NetworkClient
 from engine.config_values import field_kind, parse_config_value
 from engine.network import Network
+from engine.produced_log import ProducedLog
 from engine.protocol import ProduceRequest, ProduceResponse
 from engine.replication.assignment import assign_replicas
 from engine.replication.controller import Controller, partition_path
@@ -175,7 +176,7 @@ class Cluster:
         self.controller: Controller | None = None
         self.controller_epoch = 0
         self.controller_epoch_seen: dict[int, int] = {}
-        self.produced: list[Produced] = []
+        self.produced = ProducedLog()            # the newest sends and every one unanswered (produced_log.py)
         self.producers: dict[str, object] = {}   # name -> engine.clients.producer.Producer
         self.consumers: dict[str, object] = {}   # name -> engine.clients.consumer.Consumer
         self._round_robin: dict[str, int] = {}
@@ -511,7 +512,7 @@ class Cluster:
         elif not 0 <= partition < info.partitions:
             raise ClusterError(f"Partition {partition} of topic '{topic}' does not exist",
                                "UNKNOWN_TOPIC_OR_PARTITION")
-        record = Produced(len(self.produced) + 1, topic, partition, key, value, acks, tag)
+        record = Produced(self.produced.sent + 1, topic, partition, key, value, acks, tag)
         self.produced.append(record)
         batch = rb.encode_batch([(key, value, self.record_clock(), headers or ())], base_timestamp=self.record_clock())
         self._send_produce(record, batch, {"request_id": record.request_id, "topic": topic, "partition": partition,
@@ -529,7 +530,7 @@ class Cluster:
         acks = _acks(acks)
         now = self.record_clock()
         batch = rb.encode_batch([(_utf8(k), _utf8(v)) for k, v in records], base_timestamp=now)
-        record = Produced(len(self.produced) + 1, topic, partition, None, None, acks, tag)
+        record = Produced(self.produced.sent + 1, topic, partition, None, None, acks, tag)
         self.produced.append(record)
         self._send_produce(record, batch, {"request_id": record.request_id, "topic": topic,
                                            "partition": partition, "acks": acks, "records": len(records)})
@@ -731,6 +732,7 @@ class Cluster:
                           "key": ev.text(r.key), "value": ev.text(r.value), "acks": r.acks, "acked": r.acked,
                           "offset": r.offset, "error": r.error} for r in self.produced]
                         + [record for producer in self.producers.values() for record in producer.records()],
+            "produced_left_out": self.produced.left_out(),   # sends of Cluster.produce no longer kept
             "brokers": [{"id": b.id, "alive": b.alive, "controller": b.id == controller}
                         for b in self.brokers.values()],
             "groups": describe.describe_groups(self),

@@ -1,0 +1,69 @@
+"""What the cluster's one-request producer (Cluster.produce, produce_batch) remembers of what it sent.
+
+A real producer keeps nothing once a send is answered: its callback fires and the record is gone.
+The lab keeps its sends for the stories told about them (the scenario runner's "produced" list,
+the Jepsen checker's acknowledged records, the timers' produce requests still waiting), and a
+session producing at its legal rate for an hour would otherwise keep millions of them (every
+record's key and value: ~40 MB a minute). So the log keeps:
+
+- the newest `keep` sends (PRODUCED_KEPT), whatever their fate;
+- every older send still unanswered (acks 1 or all, no answer yet): a time-out or an answer is
+  still to come, and the timers' view pairs each pending request with its record. Their number is
+  bounded by what can be in flight (request.timeout.ms × the produce rate);
+- a count of every send (`sent`).
+
+`len(log)` is the number of records sent — what Kafka's record-send-total metric counts, and what
+the lab's `produced_count` shows — while iterating gives only the records kept (`left_out()` says
+how many were forgotten). Iteration is in send order: the older unanswered ones, then the newest.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Iterator
+
+PRODUCED_KEPT = 10_000   # ~3.5 MB of sends at most; a scenario or a Jepsen schedule sends far fewer
+
+
+class ProducedLog:
+    def __init__(self, keep: int = PRODUCED_KEPT) -> None:
+        self.keep = keep
+        self.sent = 0
+        self._newest: deque[Any] = deque()
+        self._older_unanswered: deque[Any] = deque()
+
+    def append(self, record: Any) -> None:
+        self.sent += 1
+        self._newest.append(record)
+        if len(self._newest) > self.keep:
+            old = self._newest.popleft()
+            if _waiting(old):
+                self._older_unanswered.append(old)
+        while self._older_unanswered and not _waiting(self._older_unanswered[0]):
+            self._older_unanswered.popleft()
+
+    def __len__(self) -> int:
+        """Records sent (all of them, kept or not)."""
+        return self.sent
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from (r for r in self._older_unanswered if _waiting(r))
+        yield from self._newest
+
+    def __reversed__(self) -> Iterator[Any]:
+        yield from reversed(self._newest)
+        yield from (r for r in reversed(self._older_unanswered) if _waiting(r))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, ProducedLog)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # mutable
+
+    def left_out(self) -> int:
+        """Sends no longer kept: answered, and older than the newest `keep`."""
+        return self.sent - len(self._newest) - sum(1 for r in self._older_unanswered if _waiting(r))
+
+
+def _waiting(record: Any) -> bool:
+    return record.acked is None and record.acks != 0
