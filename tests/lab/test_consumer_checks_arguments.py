@@ -122,3 +122,30 @@ def test_an_uploaded_scenario_with_a_bad_cluster_is_refused_before_the_reset(set
     assert message in error["message"], error["message"]
     session.refresh_from_db()
     assert session.generation == 1
+
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"to": -1}, "rewind needs a step number >= 0, not -1"),
+    ({"to": 2**64}, "Step 18446744073709551616 lies beyond this line of time"),
+    ({"to": 0, "after_seq": -3}, "after_seq must be"),
+    ({"to": 0, "commands": 1.5}, "'commands' must be a whole number, not 1.5"),
+])
+def test_a_rewind_outside_the_line_of_time_is_one_error(fields: dict, message: str) -> None:
+    """Clock messages are checked before they move anything (these already passed before issue 11)."""
+    key = visitor()
+    session = lab_session(key)
+
+    async def scenario() -> tuple[dict, dict]:
+        socket, _ = await opened(session.id, key)
+        await socket.send_json_to({"v": PROTOCOL_VERSION, "type": "clock", "action": "rewind", "id": "r", **fields})
+        error, _ = await until(socket, "error")
+        await socket.send_to(text_data=_command("c", "kill_broker", '{"broker": 2}'))
+        ack, _ = await until(socket, "ack")
+        await socket.disconnect()
+        return error, ack
+
+    error, ack = run_async(scenario)
+
+    assert message in error["message"] and error["id"] == "r"
+    assert ack["id"] == "c"
