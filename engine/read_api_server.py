@@ -4,6 +4,8 @@ The lab's web server serves the same routes from its sessions (lab/views_api.py)
 serves a single cluster — what the autograder and the Spark tests start on a free loopback port.
 Routes (`<session>` is accepted and must match the server's session id):
     GET /api/v1/sessions/<session>/partitions?topics=a,b | ?pattern=regex   -> JSON
+        (`pattern`: a regular expression over whole topic names, at most 1,000 characters, matched
+        in linear time by engine.topic_pattern — no back-references or look-arounds; 400 if refused)
     GET /api/v1/sessions/<session>/topics/<topic>/partitions/<p>/records?offset=N&max_bytes=M
         -> raw record batches (application/octet-stream), headers X-Kafka-Lab-High-Watermark,
            X-Kafka-Lab-Log-Start-Offset, X-Kafka-Lab-Next-Offset; errors as JSON with Kafka's name.

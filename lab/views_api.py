@@ -1,6 +1,6 @@
 """The read API: a lab session's committed records over HTTP, for the Spark data source.
 
-    GET /api/v1/sessions/<uuid>/partitions?topics=a,b | ?pattern=regex
+    GET /api/v1/sessions/<uuid>/partitions?topics=a,b | ?pattern=regex  (engine.topic_pattern: linear time)
     GET /api/v1/sessions/<uuid>/topics/<topic>/partitions/<p>/records?offset=N&max_bytes=M
 
 The routes and answers are engine.read_api_server's (the grader serves the same API for a
