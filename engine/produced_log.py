@@ -1,4 +1,5 @@
-"""What the cluster's one-request producer (Cluster.produce, produce_batch) remembers of what it sent.
+"""What a producer remembers of what it sent: the cluster's one-request producer (Cluster.produce,
+produce_batch) and every named producer (engine.clients.producer.Producer).
 
 A real producer keeps nothing once a send is answered: its callback fires and the record is gone.
 The lab keeps its sends for the stories told about them (the scenario runner's "produced" list,
@@ -28,6 +29,7 @@ class ProducedLog:
     def __init__(self, keep: int = PRODUCED_KEPT) -> None:
         self.keep = keep
         self.sent = 0
+        self.acked_left_out = 0   # forgotten sends that were acknowledged (for records-acknowledged-total)
         self._newest: deque[Any] = deque()
         self._older_unanswered: deque[Any] = deque()
 
@@ -38,8 +40,11 @@ class ProducedLog:
             old = self._newest.popleft()
             if _waiting(old):
                 self._older_unanswered.append(old)
+            elif old.acked:
+                self.acked_left_out += 1
         while self._older_unanswered and not _waiting(self._older_unanswered[0]):
-            self._older_unanswered.popleft()
+            if self._older_unanswered.popleft().acked:
+                self.acked_left_out += 1
 
     def __len__(self) -> int:
         """Records sent (all of them, kept or not)."""

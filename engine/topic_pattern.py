@@ -51,7 +51,10 @@ class _State:
 class TopicPattern:
     """A compiled pattern: `fullmatch(name)` says whether the whole name matches."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, *, per_name: bool = False) -> None:
+        """`per_name`: MAX_WORK bounds each name's match, not the pattern's whole life — for a
+        consumer's subscription, matched against every topic at every metadata refresh of a long
+        session (one name costs at most MAX_STATES × its length, 249 characters at most)."""
         if not isinstance(pattern, str):
             raise PatternError(f"A pattern is text, not {pattern!r}")
         if len(pattern) > MAX_PATTERN_CHARS:
@@ -63,12 +66,15 @@ class TopicPattern:
         if parsed.state.flags & ~(_sre.SRE_FLAG_UNICODE):
             raise PatternError(f"Pattern {pattern!r}: inline flags such as (?i) are not supported here")
         self.pattern = pattern
+        self.per_name = per_name
         self.work = 0
         self._states: list[_State] = []
         accept = self._add(_State(accept=True))
         self.start = self._sequence(list(parsed), accept)
 
     def fullmatch(self, name: str) -> bool:
+        if self.per_name:
+            self.work = 0
         current = self._closure({self.start}, 0, len(name))
         for position, char in enumerate(name):
             moved = {self._states[s].out for s in current if self._states[s].test is not None

@@ -22,6 +22,8 @@ import time
 from typing import Any
 
 from lab.host import SessionHost, Shape
+from lab.host_types import CallBudgets
+from lab.limits import Limits
 
 TICK_MS = 100.0
 SPEED = 10.0
@@ -94,9 +96,15 @@ def rewind_figures(minutes: float = 60.0, samples: int = 40, baseline_samples: i
             "rewind_checkpoints_disk_mb": round(disk / 2**20, 1)}
         log, shape = list(host.log), host.shape
         host.close()
-        # The baseline: the same log, checkpoints off, every rewind replayed from step 0.
-        slow = SessionHost(f"{root}/slow", shape, log=log, position=(0, 0), checkpoints=False, history=False)
-        baseline = _timed_rewinds(slow, [steps - 1 - i for i in range(baseline_samples)])
+        # The baseline: the same log, checkpoints off, every rewind replayed from step 0 — with
+        # no call budget (a replay of a long session from step 0 is exactly what the budgets stop).
+        # A host resumed at step 0 knows its line of time up to its last command, so the baseline
+        # rewinds there (a learner's session has commands to its end).
+        slow = SessionHost(f"{root}/slow", shape, log=log, position=(0, 0), checkpoints=False, history=False,
+                           limits=Limits(max_actions_per_call=10**12),
+                           budgets=CallBudgets(wall_ms=float("inf"), virtual_ms=10**15))
+        last = log[-1].at_step if log else 0
+        baseline = _timed_rewinds(slow, [max(0, last - i) for i in range(baseline_samples)])
         slow.close()
         figures["rewind_from_start_ms"] = statistics.median(baseline)
         figures["rewind_speedup"] = figures["rewind_from_start_ms"] / max(figures["rewind_p95_ms"], 1e-9)

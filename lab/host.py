@@ -673,8 +673,10 @@ def _settle_record(record: CommandRecord, error: BaseException | None) -> None:
 
 
 def _checked_shape(limits: Limits, shape: Shape) -> Shape:
+    """Every way a shape reaches a host (a tab, a form, a scenario, a row stored before these
+    checks existed) is held to the same rules: Limits.check_shape, whole."""
     try:
-        limits.check_brokers(shape.brokers)
+        limits.check_shape(shape.brokers, shape.seed, shape.truncation, shape.config)
     except LimitExceeded as error:
         raise HostError(str(error), error.kafka_name) from None
     if shape.truncation not in TRUNCATION_MODES:

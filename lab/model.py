@@ -241,7 +241,7 @@ class ModelTracker:
                        for t in c.topics.values()],
             "clients": [n for n in c.network.nodes() if not n.startswith("broker-")],
             "consumers": _consumers(c),
-            "produced_count": len(c.produced) + sum(len(p.produced()) for p in c.producers.values()),
+            "produced_count": len(c.produced) + sum(p.sent_count() for p in c.producers.values()),
             "timers": pending_timers(c),
             "truncations": self.truncations.section(dirty),
         }

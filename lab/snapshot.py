@@ -32,7 +32,7 @@ def snapshot(cluster: Cluster) -> dict[str, Any]:
                     "config": dict(t.config)} for t in cluster.topics.values()],
         "partitions": [_partition(cluster, topic, p) for topic, p in cluster.all_partitions()],
         "groups": describe_groups(cluster),
-        "produced_count": len(cluster.produced) + sum(len(p.produced()) for p in cluster.producers.values()),
+        "produced_count": len(cluster.produced) + sum(p.sent_count() for p in cluster.producers.values()),
         "event_count": cluster.bus.count,
     }
 

@@ -17,7 +17,7 @@ import uuid
 from django.http import HttpRequest, HttpResponse
 
 from engine.read_api_server import handle
-from lab import registry
+from lab import fairness, registry
 from lab.models import LabSession
 
 
@@ -28,7 +28,12 @@ async def read_api(request: HttpRequest, session_id: str) -> HttpResponse:
         return _error(404, "UNKNOWN_SESSION", f"{session_id!r} is not a lab session id")
     if not await LabSession.objects.filter(id=sid).aexists():
         return _error(404, "UNKNOWN_SESSION", f"No lab session {sid}")
-    live = await registry.registry.ensure(sid)
+    try:
+        live = await registry.registry.ensure(sid)
+    except fairness.Refused as refused:   # the server holds all the sessions it may: try again later
+        response = _error(503, "SERVER_FULL", refused.message)
+        response["Retry-After"] = "30"
+        return response
     query = {key: request.GET.getlist(key) for key in request.GET}
     status, headers, body = await asyncio.to_thread(_serve, live.host, request.path, query)
     response = HttpResponse(body, status=status, content_type=headers.pop("Content-Type"))

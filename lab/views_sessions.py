@@ -28,9 +28,12 @@ from engine.broker.errors import InvalidConfigError
 from engine.cluster import MAX_BROKERS, Cluster, ClusterError
 from engine.scenarios import schema
 from engine.scenarios.runner import ScenarioError, builtin_names, load_scenario
+from engine.sim import budget as call_budget
+from engine.sim.budget import BudgetExceeded, CallBudget
 from lab.consumers import CLOSE_DELETED
 from lab.fairness import too_many_sessions_created
 from lab.host import Shape
+from lab.host_types import CallBudgets
 from lab.limits import LimitExceeded, Limits
 from lab.models import TRUNCATION_CHOICES, LabSession
 from lab.registry import DatabaseJournal, journal_writer, registry, session_dir, shape_of
@@ -233,11 +236,19 @@ def _not_a_number(name: str) -> None:
 def _cluster_error(shape: Shape) -> str:
     """Why a cluster of this shape cannot be built ("" if it can): try it, in a scratch dir."""
     scratch = tempfile.mkdtemp(prefix="lab-shape-")
+    # The trial start-up runs under a call's budget, as a host's would (lab/host.py): a shape
+    # whose cluster cannot start in it is refused here rather than holding the request's thread.
+    budgets = CallBudgets()
+    trial = CallBudget(max_actions=Limits.from_settings().max_actions_per_call, wall_ms=budgets.wall_ms,
+                       what="starting a cluster of this shape")
     try:
-        Cluster(brokers=shape.brokers, data_dir=scratch, seed=shape.seed, config=dict(shape.config),
-                truncation=shape.truncation).close()
+        with call_budget.spending(trial):
+            Cluster(brokers=shape.brokers, data_dir=scratch, seed=shape.seed, config=dict(shape.config),
+                    truncation=shape.truncation).close()
     except (ClusterError, InvalidConfigError, ValueError, TypeError) as error:
         return str(error)
+    except BudgetExceeded as error:
+        return f"A cluster of this shape does not start within a call's budget: {error.message}"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return ""

@@ -35,6 +35,7 @@ from engine.groups import coordinator as _group_coordinator  # noqa: F401  (brok
 from engine.groups.assignors import TopicPartition
 from engine.groups.protocol import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsPartition, ListOffsetsRequest
 from engine.protocol import MetadataRequest
+from engine.topic_pattern import TopicPattern
 
 if TYPE_CHECKING:
     from engine.cluster import Cluster
@@ -154,7 +155,9 @@ class Consumer:
             raise ValueError("subscribe() takes a list of topics or a pattern")
         if pattern is not None:
             self.subscriptions.mode = "pattern"
-            self.subscriptions.pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
+            # A pattern from a learner (a str) is run by a linear-time automaton, never by re:
+            # re backtracks, and (a|aa)+b against a long topic name holds the whole process.
+            self.subscriptions.pattern = TopicPattern(pattern, per_name=True) if isinstance(pattern, str) else pattern
             self.subscriptions.topics = self._matching_topics()
         else:
             topics = sorted(set(topics))

@@ -197,7 +197,7 @@ class SubscriptionState:
     def matches_pattern(self, topic: str, exclude_internal: bool = True) -> bool:
         if self.pattern is None or (exclude_internal and topic in INTERNAL_TOPICS):
             return False
-        return self.pattern.fullmatch(topic) is not None
+        return bool(self.pattern.fullmatch(topic))   # a TopicPattern says True/False, a re.Pattern a match or None
 
     def consumed_offsets(self) -> dict[TopicPartition, tuple[int, int]]:
         """(position, leader epoch) of every assigned partition that has a position: what a

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Callable
 from engine import events as ev
 from engine.broker import init_producer_id  # noqa: F401  (registers the broker's InitProducerId handler)
 from engine.clients.accumulator import RecordAccumulator, record_size_upper_bound
+from engine.produced_log import ProducedLog
 from engine.clients.network_client import NetworkClient
 from engine.clients.partitioner import choose_partition
 from engine.clients.sender import Sender
@@ -237,7 +238,7 @@ class Producer:
         self.sender = Sender(self)
         self.closed = False
         self.crashed = False
-        self._records: list[ProducedRecord] = []
+        self._records = ProducedLog()   # bounded: the newest sends and the unanswered ones (engine/produced_log.py)
         self._waiting: deque[_Waiting] = deque()
         cluster.bus.publish(ev.ProducerCreated(producer=self.node, config=self.config.to_dict(),
                                                warnings=list(self.warnings)))
@@ -319,17 +320,23 @@ class Producer:
         self._waiting.clear()
 
     def records(self) -> list[dict]:
-        """Every record sent, in the scenario runner's "produced" shape (plus producer fields)."""
+        """The records sent that are kept (the newest PRODUCED_KEPT and every unanswered one), in
+        the scenario runner's "produced" shape (plus producer fields)."""
         return [r.to_dict() for r in self._records]
 
     def produced(self) -> list[ProducedRecord]:
+        """The sends kept (see records())."""
         return list(self._records)
+
+    def sent_count(self) -> int:
+        """Every record this producer sent, kept or not."""
+        return len(self._records)
 
     def metrics(self) -> dict:
         """A few of Kafka's producer metrics, under Kafka's names."""
         queued = sum(len(dq) for dq in self.accumulator.batches.values())
         return {**self.sender.stats,
-                "records-acknowledged-total": sum(1 for r in self._records if r.acked),
+                "records-acknowledged-total": self._records.acked_left_out + sum(1 for r in self._records if r.acked),
                 "requests-in-flight": self.sender.requests_in_flight(),
                 "batches-in-accumulator": queued,
                 "buffer-total-bytes": self.config.buffer_memory,

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any, Callable
 
 from engine import events as ev
 from engine.broker.errors import InvalidConfigError
 from engine.cluster import Cluster, ClusterError, split_config
 from engine.scenarios.schema import StepArgumentError, check_cluster, check_step, is_internal_topic
+from engine.topic_pattern import TopicPattern
 from engine.topics import collision_warning
 
 Warnings = list[str]
@@ -340,7 +340,8 @@ def _join_warnings(c: Cluster, a: dict) -> Warnings:
     """Kafka lets a consumer subscribe to topics that do not exist: it gets no partitions of them
     until they are created. Say so, as a learner rarely means it."""
     if a.get("pattern") is not None:
-        if any(re.fullmatch(a["pattern"], t) for t in c.topics if not is_internal_topic(t)):
+        pattern = TopicPattern(a["pattern"], per_name=True)
+        if any(pattern.fullmatch(t) for t in c.topics if not is_internal_topic(t)):
             return []
         return [f"No topic matches the pattern {a['pattern']!r} yet: consumer {a['member']!r} joins group "
                 f"{a['group']!r} with no partitions until a matching topic is created"]

@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from engine.broker.broker import CRASH_MODES
 from engine.clients.consumer_app import COMMIT_MODES
+from engine.topic_pattern import PatternError, TopicPattern
 from engine.clients.consumer_state import ASSIGNOR_CLASSES
 from engine.clients.sinks import SINK_KINDS
 from engine.cluster import MAX_BROKERS
@@ -216,9 +217,9 @@ def _check_node(command: str, f: Field, value: Any) -> int | str:
 def _check_regex(command: str, f: Field, value: Any) -> str:
     _check_text(command, f, value)
     try:
-        re.compile(value)
-    except re.error as error:
-        raise _fail_inside(command, f, f"{_shown(value)} does not compile ({error})") from None
+        TopicPattern(value)   # the syntax the engine runs (engine/topic_pattern.py), checked before it runs
+    except PatternError as error:
+        raise _fail_inside(command, f, f"{_shown(value)} is not a pattern the lab runs ({error})") from None
     return value
 
 

@@ -6,10 +6,16 @@
 // Close codes 4000–4999 are the server refusing (4403: not your session): no reconnect then.
 
 export const PROTOCOL_VERSION = 2;
+// The server's 4xxx close codes (docs/lab-protocol.md): refusals, said in words, after which the
+// socket stops — except CLOSE_TOO_SLOW, which is not a refusal: a tab that fell too far behind a
+// busy session's stream (lab/send_queue.py) reconnects and starts again from a `hello`.
 const CLOSE_REASONS = {
   4403: "this lab session belongs to another browser (or your browser's session cookie changed)",
   4404: "this lab session was deleted",
+  4429: "you have as many lab sessions open on this server as one visitor may: close the tab of one you are not using, then reload this page",
+  4503: "the lab server is full (every session in memory is in use): try again in a minute",
 };
+export const CLOSE_TOO_SLOW = 4408;
 const MAX_FRAME_BYTES = 64 * 1024;
 const ACK_TIMEOUT_MS = 30000;
 
@@ -51,7 +57,8 @@ export class LabSocket {
     this.ws = null;
     for (const [, p] of this.pending) p.reject(new Error("connection closed"));
     this.pending.clear();
-    if (close.code >= 4000 && close.code < 5000) {
+    if (close.code === CLOSE_TOO_SLOW && !this.stopped) this.onFellBehind?.();
+    else if (close.code >= 4000 && close.code < 5000) {
       this.stopped = true;
       this._setStatus("refused", close.reason || CLOSE_REASONS[close.code] || `closed by the server (code ${close.code})`);
       return;

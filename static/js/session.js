@@ -81,16 +81,8 @@ const socket = new LabSocket(root.dataset.wsUrl, {
   status(status, detail) { showStatus(status, detail); },
 });
 
-// 4408: this page fell too far behind a busy session's stream (the server bounds what it holds
-// for a tab, lab/send_queue.py). Not a refusal, unlike the other 4xxx codes LabSocket stops at:
-// reconnect, with the socket's own backoff; the server starts the page again from a `hello`.
-const CLOSE_TOO_SLOW = 4408;
-const closedBySocket = socket._closed.bind(socket);
-socket._closed = (close) => {
-  if (close.code !== CLOSE_TOO_SLOW || socket.stopped) { closedBySocket(close); return; }
-  toast("This page fell behind the session's stream; reconnecting", { kind: "info" });
-  closedBySocket({ code: 1006, reason: "" });
-};
+// 4408: this page fell too far behind a busy session's stream; LabSocket reconnects by itself.
+socket.onFellBehind = () => toast("This page fell behind the session's stream; reconnecting", { kind: "info" });
 
 function onFrame(m) {
   const started = performance.now();

@@ -61,3 +61,22 @@ def test_an_older_send_still_unanswered_is_kept_until_its_answer(tmp_path: Path)
     assert waiting.acked is True
     assert [r.value for r in cluster.produced] == [b"quick3", b"quick4", b"after"]
     cluster.close()
+
+
+def test_a_named_producer_keeps_only_the_newest_sends_and_counts_them_all(tmp_path: Path) -> None:
+    # The same leak through a named producer (a batching client): its record of sends was a list
+    # that only grew, copied whole every time the lab's model was built.
+    cluster = _cluster(tmp_path)
+    producer = cluster.producer("p", {"acks": "all", "linger.ms": 0})
+    producer._records.keep = 50
+    for i in range(230):
+        producer.send("t", None, f"m{i}")
+        if i % 20 == 19:
+            cluster.run_until_idle()
+    cluster.run_until_idle()
+    kept = producer.produced()
+    assert producer.sent_count() == 230
+    assert len(kept) == 50 and kept[-1].value == b"m229" and kept[0].value == b"m180"
+    assert producer.metrics()["records-acknowledged-total"] == 230   # counts the forgotten ones too
+    assert producer.send("t", None, "next").record_id == 231   # ids go on counting every send
+    cluster.close()

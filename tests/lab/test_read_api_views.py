@@ -66,3 +66,16 @@ def test_errors_name_kafka_s_error(session):
     assert response.status_code == 404 and json.loads(response.content)["error"] == "UNKNOWN_SESSION"
     response = Client().get(f"/api/v1/sessions/{session_id}/partitions", {"topics": "nope"})
     assert response.status_code == 404
+
+
+def test_a_full_server_answers_503_with_retry_after_not_500(client: Client, settings, tmp_path) -> None:
+    # The registry refuses to load a session when every slot is in use (issue 11, finding 7); the
+    # read API says so in Kafka-ish words instead of failing with a 500.
+    settings.KAFKA_LAB_DATA_DIR = tmp_path / "labs"
+    settings.KAFKA_LAB_MAX_HOSTS = 0
+    response = client.post("/lab/new", {"name": "api", "brokers": 1, "seed": 1, "truncation": "leader-epoch",
+                                        "config": ""})
+    session_id = re.search(r"/lab/([0-9a-f-]{36})/", response["Location"]).group(1)
+    answer = client.get(f"/api/v1/sessions/{session_id}/partitions")
+    assert answer.status_code == 503 and answer["Retry-After"] == "30"
+    assert json.loads(answer.content)["error"] == "SERVER_FULL"

@@ -226,3 +226,28 @@ def test_the_eager_sticky_assignor_remembers_ownership_through_its_user_data(clu
     for name in ("c0", "c1"):
         assert set(before[name]) <= set(after[name])       # revoked, then handed back: nothing moved
     assert sorted(after["c0"] + after["c1"]) == ["t-0", "t-1", "t-2", "t-3"]
+
+
+def test_a_pattern_from_a_learner_is_matched_in_linear_time_and_survives_a_checkpoint(cluster, tmp_path):
+    # (a|aa)+b against a name of 41 a's: Python's re backtracks for ~20 s holding the whole
+    # process (issue 11, finding 4, through consumer_join); the engine's matcher is linear.
+    from engine import checkpoint
+    from engine.topic_pattern import TopicPattern
+
+    cluster.create_topic("a" * 41, 1, 3)
+    c = cluster.consumer("p", {"group.id": "g"})
+    c.subscribe(pattern=r"(a|aa)+b|t")
+    settle(cluster, c)
+    assert c.subscription() == {"t"}
+    pattern = c.subscriptions.pattern
+    assert isinstance(pattern, TopicPattern)
+    assert not pattern.fullmatch("a" * 41)
+    assert pattern.work <= len(pattern._states) * 41   # at most every state once per character
+    # The subscription (an automaton of closures) goes into a checkpoint and comes back matching.
+    checkpoint.take(cluster, str(tmp_path / "cp"))
+    restored = checkpoint.restore(str(tmp_path / "cp"), str(tmp_path / "restored"))
+    try:
+        state = restored.consumers["p"].subscriptions
+        assert state.matches_pattern("t") and not state.matches_pattern("a" * 41)
+    finally:
+        restored.close()
