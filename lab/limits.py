@@ -77,10 +77,14 @@ class Limits:
         except InvalidConfigError as error:
             raise LimitExceeded(str(error), "INVALID_CONFIG", "config") from None
         for key, (topic, default) in INTERNAL_TOPIC_PARTITIONS.items():
+            # Kafka's default (50) always fits, whatever the session's partition limit: a server
+            # configured with a lower limit still runs default sessions; a larger count may not
+            # go over the limit (3,000 made 30,000 files).
+            most = max(self.max_partitions, default)
             partitions = shape["config"].get(key, default)
-            if int(partitions) > self.max_partitions:
+            if int(partitions) > most:
                 raise LimitExceeded(f"config.{key} is {partitions}: {topic} may have at most "
-                                    f"{self.max_partitions} partitions in a lab session (its partition limit)",
+                                    f"{most} partitions in a lab session (its partition limit)",
                                     "POLICY_VIOLATION", "config")
         truncation = shape.get("truncation") or shape["config"].get("truncation") or "leader-epoch"
         if truncation not in TRUNCATION_MODES:

@@ -25,7 +25,7 @@ def make_host(root: Path, limits: Limits, wall_clock: FakeWallClock | None = Non
 
 
 def test_it_refuses_more_brokers_than_the_limit(tmp_path: Path) -> None:
-    with pytest.raises(HostError, match="1 to 9 brokers, not 10"):
+    with pytest.raises(HostError, match="1 to 9, not 10"):
         SessionHost(str(tmp_path / "a"), Shape(10, 1, "leader-epoch", {}))
     host = SessionHost(str(tmp_path / "b"), Shape(3, 1, "leader-epoch", {}), limits=Limits(max_brokers=4))
 

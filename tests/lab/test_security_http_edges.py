@@ -3,9 +3,17 @@ WebSocket is accepted only from the page's own origin — scheme, host and port.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 
 import pytest
 from channels.testing import HttpCommunicator, WebsocketCommunicator
+
+
+def _run(coroutine):
+    """asyncio.run in a thread of its own: in the whole suite, Playwright's sync API (tests/e2e)
+    keeps an event loop running in the main thread, where asyncio.run refuses to start."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _status(path: str) -> int:
@@ -14,7 +22,7 @@ def _status(path: str) -> int:
     async def go() -> int:
         answer = await HttpCommunicator(application, "GET", path).get_response(timeout=10)
         return answer["status"]
-    return asyncio.run(go())
+    return _run(go())
 
 
 @pytest.mark.parametrize("path", ["/static/../lab/settings.py", "/static/%2e%2e/lab/settings.py",
@@ -37,7 +45,7 @@ def _connects(origin: str, host: str = "localhost:8000") -> bool:
         connected, _ = await communicator.connect(timeout=5)
         await communicator.disconnect()
         return connected
-    return asyncio.run(go())
+    return _run(go())
 
 
 def test_a_websocket_from_the_page_s_own_origin_is_accepted() -> None:
