@@ -65,7 +65,15 @@ def attempt(action):
     except BaseException as error:
         return "blocked:" + type(error).__name__
 
-database = attempt(lambda: open({database!r}, "rb").read(16))
+def read_database():
+    # The sandbox may hide the file (gone) or lay /dev/null over it (it opens, and is empty):
+    # either way the database's bytes must not come back.
+    head = open({database!r}, "rb").read(16)
+    if not head.startswith(b"SQLite format 3"):
+        raise PermissionError(f"not the database's bytes: {{head!r}}")
+    return head
+
+database = attempt(read_database)
 data_dir = attempt(lambda: open(os.path.join({data_dir!r}, "canary.txt")).read())
 server_environ = attempt(lambda: open("/proc/{server_pid}/environ", "rb").read())
 secrets = sorted(name for name, value in os.environ.items()
@@ -121,6 +129,8 @@ def test_a_notebook_cannot_get_out_of_the_sandbox_and_the_report_says_so(toy: Ex
     (data_dir / "canary.txt").write_text(CANARY)
     (data_dir / "canary.txt").chmod(0o644)               # readable by anyone: only the sandbox protects it
     database = str(settings.DATABASES["default"]["NAME"])
+    with open(database, "rb") as outside:   # the attempt means something: out here, it is the database
+        assert outside.read(16).startswith(b"SQLite format 3")
     with socket.create_server(("127.0.0.1", 0)) as listener:
         escapes = ESCAPES.format(database=database, data_dir=str(data_dir), server_pid=os.getpid(),
                                  canary=CANARY, outside_port=listener.getsockname()[1])
