@@ -88,13 +88,19 @@ class CallBudget:
         return f" ({name})" if name else ""
 
 
-_local = threading.local()
+class _Local(threading.local):
+    # A class attribute, so a thread that never set one reads None without a failed lookup
+    # (getattr(local, name, None) costs ~0.4 µs that way: once per scheduler action).
+    budget: CallBudget | None = None
+
+
+_local = _Local()
 _interrupted = threading.Event()
 
 
 def current() -> CallBudget | None:
     """The budget the calling thread spends from (None: unbounded, as the scenario runner and the CLI run)."""
-    return getattr(_local, "budget", None)
+    return _local.budget
 
 
 @contextmanager
