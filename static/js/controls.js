@@ -439,7 +439,7 @@ export class Controls {
     const form = this._form("produce");
     const topic = form.elements.topic.value;
     const count = view.topics.get(topic)?.partitions || 0;
-    this._fill("topic-partitions", [{ value: "", label: "by key / round robin" },
+    this._fill("topic-partitions", [{ value: "", label: "by key / sticky" },
       ...Array.from({ length: count }, (_, p) => ({ value: String(p), label: `${topic}-${p}` }))]);
     if (!form.__topicWired) {
       form.__topicWired = true;
