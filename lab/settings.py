@@ -73,7 +73,7 @@ if PRODUCTION and not ALLOWED_HOSTS:
 CSRF_TRUSTED_ORIGINS = _env_list("KAFKA_LAB_TRUSTED_ORIGINS")
 
 if PRODUCTION:
-    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = LANGUAGE_COOKIE_SECURE = True
     SESSION_COOKIE_HTTPONLY = True
     SECURE_SSL_REDIRECT = True
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]            # a supervisor's probe over plain HTTP on loopback
@@ -92,11 +92,15 @@ INSTALLED_APPS = [
     "channels",
     "lab",
     "spark_exercises",  # the graded PySpark exercises: gradebook models, `manage.py grade`
+    "lessons",  # the course that follows the notes: `manage.py lessons check|list`, the lesson player
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # After the session (it may read the language there), before CommonMiddleware (which may
+    # redirect, and its redirect should be in the visitor's language too).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -115,6 +119,7 @@ TEMPLATES = [
             "context_processors": [
                 "django.template.context_processors.debug",
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
             ],
         },
@@ -162,6 +167,15 @@ LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+# The UI in two languages (README: "Two languages"): the visitor's choice (the header's switch,
+# Django's set_language, kept in a cookie for a year), else the browser's Accept-Language, else
+# English. The catalogues are locale/<lang>/LC_MESSAGES/{django,djangojs}.po, compiled to .mo
+# files at install (`make install`: python -m lab.tools.compile_messages); the .mo files are not
+# committed.
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]

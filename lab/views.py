@@ -5,15 +5,28 @@ from __future__ import annotations
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET
 
 import lab
+from spark_exercises.grader.exercises import list_exercises
+
+LESSONS_PATH = "/lessons/"   # the course index (lessons/urls.py, URL name lessons:index)
 
 
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
-    """The landing page: what the lab is and what is built so far."""
-    return render(request, "lab/index.html", {"version": lab.__version__})
+    """The landing page: what the lab is, the lessons first, then the lab and the exercises."""
+    return render(request, "lab/index.html", {"version": lab.__version__, "lessons_url": _lessons_url(),
+                                              "exercise_count": len(list_exercises())})
+
+
+def _lessons_url() -> str:
+    """The lessons' index by its URL name; its path while the lessons app is not routed yet."""
+    try:
+        return reverse("lessons:index")
+    except NoReverseMatch:
+        return LESSONS_PATH
 
 
 @require_GET

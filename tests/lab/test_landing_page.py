@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -41,7 +42,24 @@ def test_it_says_what_the_lab_is(client: Client) -> None:
                   "Consumer groups", "Lessons", "PySpark"):
         assert topic in html, topic
     assert 'lang="zh"' in html
-    assert "coming soon" in html
+    assert "coming soon" not in html   # the lessons and the exercises are there
+
+
+def test_its_first_call_to_action_is_the_lessons(client: Client) -> None:
+    html = _landing_html(client)
+
+    first = re.search(r'<a class="button-link[^"]*" href="([^"]+)" data-cta="([a-z-]+)"', html)
+    assert first and first.groups() == ("/lessons/", "lessons")
+
+
+def test_it_links_the_exercises_with_their_count(client: Client) -> None:
+    html = _landing_html(client)
+    count = len([p for p in (Path(settings.BASE_DIR) / "spark_exercises" / "exercises").iterdir()
+                 if p.is_dir() and re.match(r"^\d\d-", p.name)])
+
+    assert count == 6
+    link = re.search(r'<a class="badge ready" href="/exercises/" data-link="exercises" data-exercise-count="(\d+)">([^<]+)</a>', html)
+    assert link and link.group(1) == str(count) and f"open the {count} exercises" in link.group(2)
 
 
 def test_it_loads_no_asset_from_the_internet(client: Client) -> None:
