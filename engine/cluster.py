@@ -25,6 +25,7 @@ from engine.broker import record_batch as rb
 from engine.broker.broker import CRASH_MODES, Broker
 from engine.broker.errors import InvalidConfigError
 from engine.broker.log_config import LogConfig
+from engine.clients.lab_client_partitioner import STICKY, LabClientPartitioner
 from engine.clients.network_client import NetworkClient
 from engine.config_values import field_kind, parse_config_value
 from engine.network import Network
@@ -166,7 +167,7 @@ class Cluster:
         self.random = RandomTree(seed)
         self._assign_rng = self.random.fork("assignment")
         self._controller_rng = self.random.fork("controller-election")
-        self._partitioner_rng = self.random.fork("partitioner")
+        self.client_partitioner = LabClientPartitioner(self.random.fork("partitioner"))
         self.network = Network(self.scheduler, self.random.fork("network"), self.bus,
                                min_delay_ms=self.cluster_config.network_min_delay_ms,
                                max_delay_ms=self.cluster_config.network_max_delay_ms,
@@ -179,7 +180,6 @@ class Cluster:
         self.produced = ProducedLog()            # the newest sends and every one unanswered (produced_log.py)
         self.producers: dict[str, object] = {}   # name -> engine.clients.producer.Producer
         self.consumers: dict[str, object] = {}   # name -> engine.clients.consumer.Consumer
-        self._round_robin: dict[str, int] = {}
         self._session_expiry: dict[int, object] = {}
         self.brokers: dict[int, Broker] = {}
         self._client = NetworkClient(self, CLIENT)
@@ -502,19 +502,24 @@ class Cluster:
     # -- produce and read -------------------------------------------------------------------
     def produce(self, topic: str, key: bytes | str | None, value: bytes | str | None, *,
                 partition: int | None = None, acks: int | str = -1, tag: object = None,
-                headers: list | None = None) -> Produced:
-        """Send one record as a producer would (one request); the answer comes as an event."""
+                headers: list | None = None, partitioner: str = STICKY) -> Produced:
+        """Send one record as a producer would (one request); the answer comes as an event.
+
+        Without a partition, a key picks one by murmur2 and a record with neither goes to the
+        null-key `partitioner`: "sticky", Kafka's default (KIP-794), or "round-robin" (before
+        Kafka 2.4); engine/clients/lab_client_partitioner.py says how sticky works for a client
+        that sends every record alone."""
         info = self._topic(topic)
         acks = _acks(acks)
         key, value = _utf8(key), _utf8(value)
+        batch = rb.encode_batch([(key, value, self.record_clock(), headers or ())], base_timestamp=self.record_clock())
         if partition is None:
-            partition = self._choose_partition(topic, key, info.partitions)
+            partition = self._choose_partition(topic, key, info.partitions, len(batch), partitioner)
         elif not 0 <= partition < info.partitions:
             raise ClusterError(f"Partition {partition} of topic '{topic}' does not exist",
                                "UNKNOWN_TOPIC_OR_PARTITION")
         record = Produced(self.produced.sent + 1, topic, partition, key, value, acks, tag)
         self.produced.append(record)
-        batch = rb.encode_batch([(key, value, self.record_clock(), headers or ())], base_timestamp=self.record_clock())
         self._send_produce(record, batch, {"request_id": record.request_id, "topic": topic, "partition": partition,
                                            "acks": acks, "key": ev.text(key), "value": ev.text(value)})
         return record
@@ -552,13 +557,17 @@ class Cluster:
             self._client.send(leader, request, lambda answer: self._on_produce_answer(record, answer),
                               timeout_ms=self.broker_config.request_timeout_ms, summary=summary)
 
-    def _choose_partition(self, topic: str, key: bytes | None, partitions: int) -> int:
-        if key is not None:
-            from engine.clients.partitioner import partition_for_key
-            return partition_for_key(key, partitions)
-        counter = self._round_robin.get(topic, self._partitioner_rng.randrange(1 << 31))
-        self._round_robin[topic] = counter + 1
-        return (counter & 0x7FFFFFFF) % partitions
+    def _choose_partition(self, topic: str, key: bytes | None, partitions: int, batch_bytes: int,
+                          partitioner: str) -> int:
+        try:
+            return self.client_partitioner.choose(topic, key, partitions, self._available_partitions(topic, partitions),
+                                                  batch_bytes, partitioner)
+        except ValueError as error:
+            raise ClusterError(str(error), "INVALID_REQUEST") from None
+
+    def _available_partitions(self, topic: str, partitions: int) -> list[int]:
+        """Partitions with a leader, in partition order (Cluster.availablePartitionsForTopic)."""
+        return [p for p in range(partitions) if self.store.get(partition_path(topic, p))[0]["leader"] >= 0]
 
     def _on_produce_answer(self, record: Produced, answer: ProduceResponse | None) -> None:
         if answer is None:
