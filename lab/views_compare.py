@@ -19,6 +19,7 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
 from engine.cluster import Cluster
@@ -27,8 +28,9 @@ from lab.truncations import TruncationJournal
 
 MODES = ("leader-epoch", "high-watermark")   # engine.replication.fetcher.TRUNCATION_MODES, in reading order
 MODE_WORDS = {
-    "leader-epoch": "Truncate to the leader's end offset for the follower's last leader epoch (KIP-101, Kafka 0.11+)",
-    "high-watermark": "Truncate to the follower's own high watermark (Kafka before 0.11)",
+    "leader-epoch": gettext_lazy("Truncate to the leader's end offset for the follower's last leader epoch "
+                                 "(KIP-101, Kafka 0.11+)"),
+    "high-watermark": gettext_lazy("Truncate to the follower's own high watermark (Kafka before 0.11)"),
 }
 
 

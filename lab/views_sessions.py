@@ -21,6 +21,8 @@ from django.db.models import Count, F, Q
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 import lab
@@ -35,7 +37,7 @@ from lab.fairness import too_many_sessions_created
 from lab.host import Shape
 from lab.host_types import CallBudgets
 from lab.limits import LimitExceeded, Limits
-from lab.models import TRUNCATION_CHOICES, LabSession
+from lab.models import LabSession
 from lab.registry import DatabaseJournal, journal_writer, registry, session_dir, shape_of
 
 MAX_SEED = 2**63 - 1          # LabSession.seed is a BIGINT
@@ -46,21 +48,30 @@ STEP_BOUNDS = {"max_broker_id": MAX_BROKERS, "max_delay_ms": schema.MAX_DELAY_MS
                "max_client_name": schema.MAX_CLIENT_NAME, "max_group_id": schema.MAX_GROUP_ID}
 
 
+# lab.models.TRUNCATION_CHOICES, in the visitor's language.
+TRUNCATION_LABELS = [
+    ("leader-epoch", gettext_lazy("leader epoch (KIP-101, Kafka ≥ 0.11)")),
+    ("high-watermark", gettext_lazy("high watermark (Kafka before KIP-101)")),
+]
+
+
 class ShapeForm(forms.Form):
     """A cluster's shape: what a session (or a reset) starts from."""
-    brokers = forms.IntegerField(min_value=1, initial=3, help_text="1 to 9 brokers")
-    seed = forms.IntegerField(min_value=0, max_value=MAX_SEED, initial=1,
-                              help_text="every random choice (network delays, elections) follows from it")
-    truncation = forms.ChoiceField(choices=TRUNCATION_CHOICES, initial="leader-epoch",
-                                   help_text="how a returning follower truncates its log")
-    config = forms.CharField(required=False, max_length=MAX_CONFIG_CHARS, widget=forms.Textarea(attrs={"rows": 3}),
-                             help_text='optional Kafka settings as JSON, e.g. {"min.insync.replicas": 2}')
+    brokers = forms.IntegerField(label=gettext_lazy("Brokers"), min_value=1, initial=3,
+                                 help_text=gettext_lazy("1 to 9 brokers"))
+    seed = forms.IntegerField(label=gettext_lazy("Seed"), min_value=0, max_value=MAX_SEED, initial=1,
+                              help_text=gettext_lazy("every random choice (network delays, elections) follows from it"))
+    truncation = forms.ChoiceField(label=gettext_lazy("Truncation"), choices=TRUNCATION_LABELS, initial="leader-epoch",
+                                   help_text=gettext_lazy("how a returning follower truncates its log"))
+    config = forms.CharField(label=gettext_lazy("Config"), required=False, max_length=MAX_CONFIG_CHARS,
+                             widget=forms.Textarea(attrs={"rows": 3}),
+                             help_text=gettext_lazy('optional Kafka settings as JSON, e.g. {"min.insync.replicas": 2}'))
 
     def clean_brokers(self) -> int:
         brokers = self.cleaned_data["brokers"]
         limit = Limits.from_settings().max_brokers
         if brokers > limit:
-            raise forms.ValidationError(f"A lab session has at most {limit} brokers.")
+            raise forms.ValidationError(_("A lab session has at most %(limit)s brokers.") % {"limit": limit})
         return brokers
 
     def clean_config(self) -> dict:
@@ -70,9 +81,9 @@ class ShapeForm(forms.Form):
         try:
             config = json.loads(text, parse_constant=_not_a_number)
         except ValueError as error:
-            raise forms.ValidationError(f"Not valid JSON: {error}") from None
+            raise forms.ValidationError(_("Not valid JSON: %(error)s") % {"error": error}) from None
         if not isinstance(config, dict):
-            raise forms.ValidationError('The config is a JSON object, like {"min.insync.replicas": 2}.')
+            raise forms.ValidationError(_('The config is a JSON object, like {"min.insync.replicas": 2}.'))
         return config
 
     def clean(self) -> dict[str, Any]:
@@ -95,13 +106,13 @@ class ShapeForm(forms.Form):
 
 
 class NewSessionForm(ShapeForm):
-    name = forms.CharField(max_length=100, initial="My Kafka lab")
+    name = forms.CharField(label=gettext_lazy("Name"), max_length=100, initial=gettext_lazy("My Kafka lab"))
     field_order = ["name", "brokers", "seed", "truncation", "config"]
 
 
 # What a landing-page card asks the new session to open with (static/js/start-options.js acts on
 # it once): a built-in scenario, the segment view's topic, the panels to show.
-START_OPENS = {"segments": "a topic made for the segment view (1 KiB segments), forty records in it"}
+START_OPENS = {"segments": gettext_lazy("a topic made for the segment view (1 KiB segments), forty records in it")}
 START_TABS = frozenset({"c-topic", "c-produce", "c-faults", "c-consumers", "c-scenario",
                         "x-segments", "x-group", "x-messages", "x-charts", "x-events"})
 
@@ -124,7 +135,7 @@ def _start_initial(start: dict[str, str]) -> dict[str, Any]:
     """The form's first values for a card: a scenario brings its own cluster (its shape is what
     loading it sets anyway) and a name."""
     if "scenario" not in start:
-        return {"name": "The partition log"} if start.get("open") == "segments" else {}
+        return {"name": _("The partition log")} if start.get("open") == "segments" else {}
     try:
         cluster = load_scenario(start["scenario"]).get("cluster") or {}
     except ScenarioError:

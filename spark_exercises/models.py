@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import pgettext_lazy
 
 if TYPE_CHECKING:
     from spark_exercises.grader.report import Report
@@ -24,7 +25,11 @@ def visitor_learner(session_key: str) -> str:
 
 class Submission(models.Model):
     QUEUED, RUNNING, GRADED, FAILED = "queued", "running", "graded", "failed"
-    STATUS_CHOICES = [(QUEUED, "queued"), (RUNNING, "running"), (GRADED, "graded"), (FAILED, "failed")]
+    # The labels are shown on the pages (get_status_display), in the visitor's language.
+    STATUS_CHOICES = [(QUEUED, pgettext_lazy("submission status", "queued")),
+                      (RUNNING, pgettext_lazy("submission status", "running")),
+                      (GRADED, pgettext_lazy("submission status", "graded")),
+                      (FAILED, pgettext_lazy("submission status", "failed"))]
 
     learner = models.CharField(max_length=100, db_index=True,
                                help_text="a name, or visitor-<hash of the Django session key>")

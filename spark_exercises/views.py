@@ -29,6 +29,8 @@ from django.core.validators import RegexValidator
 from django.db import close_old_connections
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 import lab
@@ -79,37 +81,41 @@ GRADING = GradingQueue()
 
 
 class SubmissionForm(forms.Form):
-    notebook = forms.FileField(help_text="your .ipynb, saved after running it")
-    exercise = forms.ChoiceField(required=False, help_text="left empty: the one the notebook says it is")
-    learner = forms.CharField(max_length=100, required=False,
-                              validators=[RegexValidator(r"^[^/]*$", "No / in a name.")],
-                              help_text="a name for the gradebook (left empty: this browser's anonymous id)")
+    notebook = forms.FileField(label=gettext_lazy("Notebook"), help_text=gettext_lazy("your .ipynb, saved after running it"))
+    exercise = forms.ChoiceField(label=gettext_lazy("Exercise"), required=False,
+                                 help_text=gettext_lazy("left empty: the one the notebook says it is"))
+    learner = forms.CharField(label=gettext_lazy("Learner"), max_length=100, required=False,
+                              validators=[RegexValidator(r"^[^/]*$", gettext_lazy("No / in a name."))],
+                              help_text=gettext_lazy("a name for the gradebook (left empty: this browser's anonymous id)"))
 
     def __init__(self, *args, visitor: str = "", **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.visitor = visitor
-        self.fields["exercise"].choices = [("", "from the notebook")] + [
+        self.fields["exercise"].choices = [("", _("from the notebook"))] + [
             (e.slug, f"{e.number} · {e.title}") for e in list_exercises()]
 
     def clean_notebook(self) -> nbformat.NotebookNode:
         upload = self.cleaned_data["notebook"]
         if upload.size > MAX_NOTEBOOK_BYTES:
-            raise forms.ValidationError(f"A notebook of at most {MAX_NOTEBOOK_BYTES // (1024 * 1024)} MB, please.")
+            raise forms.ValidationError(_("A notebook of at most %(mb)s MB, please.") % {"mb": MAX_NOTEBOOK_BYTES // (1024 * 1024)})
         try:
             nb = nbformat.reads(upload.read().decode("utf-8"), as_version=4)
         except Exception as error:  # noqa: BLE001 (whatever nbformat or the decoder says)
-            raise forms.ValidationError(f"This is not a Jupyter notebook: {str(error).splitlines()[0][:200]}") from None
+            raise forms.ValidationError(_("This is not a Jupyter notebook: %(error)s")
+                                        % {"error": str(error).splitlines()[0][:200]}) from None
         code_cells = sum(1 for cell in nb.cells if cell.get("cell_type") == "code")
         if code_cells > MAX_CODE_CELLS or len(nb.cells) > MAX_CELLS:
-            raise forms.ValidationError(f"A notebook of at most {MAX_CODE_CELLS} code cells and {MAX_CELLS} cells, "
-                                        f"please (this one has {code_cells} code cells, {len(nb.cells)} cells).")
+            raise forms.ValidationError(
+                _("A notebook of at most %(max_code)s code cells and %(max_cells)s cells, please (this one has "
+                  "%(code)s code cells, %(cells)s cells).")
+                % {"max_code": MAX_CODE_CELLS, "max_cells": MAX_CELLS, "code": code_cells, "cells": len(nb.cells)})
         self.notebook_name = os.path.basename(upload.name)[:200]
         return nb
 
     def clean_learner(self) -> str:
         name = self.cleaned_data["learner"].strip()
         if name and Submission.objects.filter(learner=name).exclude(visitor=self.visitor).exists():
-            raise forms.ValidationError("This name is used by another visitor: choose another one.")
+            raise forms.ValidationError(_("This name is used by another visitor: choose another one."))
         return name
 
     def clean(self) -> dict:
@@ -118,7 +124,7 @@ class SubmissionForm(forms.Form):
         if nb is not None:
             name = data.get("exercise") or exercise_of(nb)
             if not name:
-                self.add_error("exercise", "The notebook does not say which exercise it is: choose one.")
+                self.add_error("exercise", _("The notebook does not say which exercise it is: choose one."))
             else:
                 try:
                     data["exercise"] = find_exercise(name).slug
@@ -244,11 +250,11 @@ def grading_off_reason() -> str:
         value = os.environ.get("KAFKA_LAB_GRADE_UPLOADS", "")
         configured = value.strip().lower() not in ("0", "false", "no", "off")
     if not configured:
-        return "Grading uploaded notebooks is off on this server (KAFKA_LAB_GRADE_UPLOADS)."
+        return _("Grading uploaded notebooks is off on this server (KAFKA_LAB_GRADE_UPLOADS).")
     isolation = sandbox.detect()
     if not isolation.available:
-        return ("Grading uploaded notebooks is off on this server: it cannot run them in a sandbox "
-                f"({isolation.reason}), and it never runs them without one.")
+        return (_("Grading uploaded notebooks is off on this server: it cannot run them in a sandbox (%(reason)s), "
+                  "and it never runs them without one.") % {"reason": isolation.reason})
     return ""
 
 
