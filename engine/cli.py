@@ -7,12 +7,16 @@
     python -m engine.cli kafka-console-consumer --topic t --from-beginning [--group g] [--max-messages N]
     python -m engine.cli kafka-consumer-groups --list | --describe --group g
     python -m engine.cli GetOffsetShell --topic t --time -1|-2
+    python -m engine.cli kafka-dump-log.sh --files <data-dir>/broker-1/t-0/00000000000000000000.log --print-data-log
 
 Each call opens the cluster from `--data-dir` (default ./lab-cluster, or $KAFKA_LAB_CLUSTER_DIR):
 its brokers start on their data dirs and recover their logs, a controller is elected; the tool
 does its work; the brokers shut down cleanly and the metadata is saved. The output is formatted
 like Kafka's own tools, so the notes' examples read the same. `--bootstrap-server`,
 `--broker-list` and `--zookeeper` are accepted and ignored: the data dir names the cluster.
+The notes' `bin/kafka-run-class.sh kafka.tools.GetOffsetShell …` and `… kafka.tools.DumpLogSegments …`
+spellings run the same tools. DumpLogSegments (engine.tools.dump_log) reads files only: it
+never opens the cluster, so it also reads the files of a running lab session's data dir.
 """
 from __future__ import annotations
 
@@ -230,6 +234,24 @@ def _offset_for_time(partition, time_arg: str) -> int:
 TIME_NAMES = {"latest": -1, "earliest": -2, "max-timestamp": -3}
 
 
+# -- DumpLogSegments ------------------------------------------------------------------------
+def cmd_dump_log(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from engine.tools import dump_log
+    return dump_log.run(args, out, err, missing_hint=lambda path: _lab_path_hint(args.data_dir, path))
+
+
+def _lab_path_hint(data_dir: str, path: str) -> str:
+    """For a path from the notes (/tmp/kafka-logs/test-0/…): where the lab's brokers keep that file."""
+    partition_dir, name = os.path.basename(os.path.dirname(path)), os.path.basename(path)
+    if not os.path.isdir(data_dir) or not partition_dir:
+        return ""
+    found = sorted(os.path.join(data_dir, broker, partition_dir, name) for broker in os.listdir(data_dir)
+                   if os.path.isfile(os.path.join(data_dir, broker, partition_dir, name)))
+    if not found:
+        return f" (the lab's brokers keep their logs in {data_dir}/broker-<id>/<topic>-<partition>/)"
+    return " (in the lab: " + ", ".join(found) + ")"
+
+
 # -- helpers --------------------------------------------------------------------------------
 def _parse_properties(items: list[str]) -> list[tuple[str, str]]:
     out = []
@@ -303,6 +325,13 @@ def build_parser() -> argparse.ArgumentParser:
     offsets.add_argument("--topic")
     offsets.add_argument("-topic", dest="topic", help=argparse.SUPPRESS)  # the notes spell it with one dash
     offsets.add_argument("--time", default="-1")
+
+    from engine.tools import dump_log
+    dump = sub.add_parser("kafka-dump-log", aliases=["kafka-dump-log.sh", "DumpLogSegments",
+                                                     "kafka.tools.DumpLogSegments"],
+                          help="print a segment's batches and records, or an index's entries")
+    _cluster_args(dump)
+    dump_log.add_arguments(dump)
     return parser
 
 
@@ -310,8 +339,10 @@ def main(argv: list[str] | None = None, *, inp: TextIO | None = None, out: TextI
          err: TextIO | None = None) -> int:
     inp, out, err = inp or sys.stdin, out or sys.stdout, err or sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv:
+        argv[0] = os.path.basename(argv[0])   # the notes write bin/kafka-run-class.sh
     if argv[:1] in (["kafka-run-class"], ["kafka-run-class.sh"]) and len(argv) > 1:
-        argv = argv[1:]  # the notes' `kafka-run-class.sh kafka.tools.GetOffsetShell …`
+        argv = argv[1:]  # the notes' `kafka-run-class.sh kafka.tools.GetOffsetShell …`, `… DumpLogSegments …`
     args = build_parser().parse_args(argv)
     tool = args.tool.removesuffix(".sh")
     try:
@@ -326,6 +357,8 @@ def main(argv: list[str] | None = None, *, inp: TextIO | None = None, out: TextI
         if tool == "kafka-consumer-groups":
             from engine.cli_groups import cmd_consumer_groups
             return cmd_consumer_groups(args, out, err)
+        if tool in ("kafka-dump-log", "DumpLogSegments", "kafka.tools.DumpLogSegments"):
+            return cmd_dump_log(args, out, err)
         return cmd_get_offsets(args, out, err)
     except ClusterError as error:
         print(f"Error: {error}", file=err)
