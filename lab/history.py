@@ -147,6 +147,22 @@ class History:
         first = self._chunks[0].first_seq if self._chunks else self._next_seq
         return {"events": found, "more": more, "first_seq": first, "next_seq": self._next_seq}
 
+    def since(self, first_seq: int, limit: int = 100_000) -> list[dict]:
+        """Every event numbered `first_seq` or later, oldest first, unfolded (a lesson's question
+        reads the beat's events, internal topics and network messages included); at most `limit`."""
+        self._flush()
+        found: list[dict] = []
+        for index, chunk in enumerate(self._chunks):
+            following = self._chunks[index + 1].first_seq if index + 1 < len(self._chunks) else None
+            if following is not None and following <= first_seq:
+                continue
+            for line in _lines(chunk.path):
+                if _seq_of(line) >= first_seq:
+                    found.append(json.loads(line))
+                    if len(found) >= limit:
+                        return found
+        return found
+
     def _load(self) -> None:
         for name in sorted(os.listdir(self.directory)):
             if not name.endswith(".jsonl") or not name[:-6].isdigit():

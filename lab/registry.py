@@ -549,6 +549,10 @@ class LiveSession:
     async def load_scenario(self, scenario: dict) -> None:
         await self._restart(self.host.load_scenario, scenario)
 
+    async def stage_scenario(self, scenario: dict, steps: list[tuple[int, dict]]) -> None:
+        """A fresh cluster of the scenario's shape with `steps` played at once (a lesson's beat)."""
+        await self._restart(functools.partial(self.host.stage_scenario, scenario), steps)
+
     async def _restart(self, fn: Callable[..., Events], arg: Any) -> None:
         """A new line of time: every tab gets a new `hello` (the session's shape changed too)."""
         async with self.lock:

@@ -17,6 +17,7 @@ from typing import Any
 
 from engine import events as ev
 from engine.scenarios.runner import ScenarioError, validate
+from engine.sim.budget import BudgetExceeded
 from lab.host_types import (_ACTED, _MOVED, _WAIT, BUDGET_EXCEEDED, CLOCK_STEPS, ENGINE_ERRORS, MAX_SCENARIO_STEPS,
                             CommandRecord, Events, HostError, Shape, _describe, _Withdrawn)
 
@@ -61,6 +62,58 @@ class ScenarioPlayback:
             self._last_script_step = None
             self.clock_version += 1
             return self._drain(patch=False)
+
+    # -- a lesson's beats (lessons/live.py) ----------------------------------------------------
+    def stage_scenario(self, scenario: dict, steps: list[tuple[int, dict]]) -> Events:
+        """A fresh cluster of the scenario's shape with `steps` (index, step) played at once: a
+        lesson jumping to a beat replays what came before it (deterministic, as a rewind is)."""
+        with self.lock:
+            self.load_scenario({**scenario, "steps": []})
+            self._queue(scenario, steps)
+            self.run_script_now()
+            return self._drain(patch=False)
+
+    def queue_steps(self, scenario: dict, steps: list[tuple[int, dict]], speed: float | None = None) -> Events:
+        """Queue `steps` after this moment (no reset) and let the clock play them live; it pauses
+        when they have played. `speed` None: queue only (the clock stays paused)."""
+        with self.lock:
+            self._drop_script()
+            self._queue(scenario, steps)
+            if speed is not None and self._script:
+                return self.play(speed)
+            self._pause_if_script_done()
+            return self._drain()
+
+    def run_script_now(self) -> Events:
+        """Play every queued step now, as fast as the engine goes (within one call's budget)."""
+        with self.lock:
+            try:
+                with self._spending("playing a lesson's steps"):
+                    self._catch_up()
+                    if self._script:
+                        self._advance(stop=lambda: not self._script)
+            except BudgetExceeded as stop:
+                raise HostError(f"{stop.message}: the lesson's steps did not finish", BUDGET_EXCEEDED,
+                                self._drain()) from None
+            self._pause_if_script_done()
+            self.mode = "paused"
+            self.clock_version += 1
+            return self._drain()
+
+    def script_pending(self) -> bool:
+        with self.lock:
+            return bool(self._script)
+
+    def _queue(self, scenario: dict, steps: list[tuple[int, dict]]) -> None:
+        for index, step in steps:
+            command = next(k for k in step if k not in ("expect_error", "note"))
+            self._script.append(_ScriptStep(index, command, dict(step[command] or {}),
+                                            bool(step.get("expect_error")), str(step.get("note") or "")))
+        self._scenario_name = str(scenario.get("name", ""))
+        self._scenario_steps = len(scenario.get("steps", [])) or len(steps)
+        self._scenario_done = not self._script
+        self._last_script_step = None
+        self.clock_version += 1
 
     def _script_unit(self, until_time: int | None, settle: bool) -> str:
         item = self._script[0]

@@ -20,4 +20,5 @@ urlpatterns = [
     path("", include("lab.urls_explore")),
     path("", include("lab.urls_api")),
     path("", include("spark_exercises.urls")),
+    path("lessons/", include("lessons.urls")),
 ]

@@ -1,12 +1,15 @@
 """Every lesson of the course, in order, read once per process; and `lessons check`'s verdicts.
 
-`lessons()` loads each folder (lessons/schema.py) and refuses a broken one loudly: a web page
-must not show half a course. `check(lesson)` plays it headless (lessons/player.py) and lists
-every disagreement between what the lesson says and what the engine does.
+`lessons()` loads each folder (lessons/schema.py); a broken folder is left out of the course and
+its error kept in `broken()` (logged, and listed on the index page), so one bad file cannot take
+every lesson page down — `lessons check`, which runs in the test suite, refuses it. `check(lesson)`
+plays a lesson headless (lessons/player.py) and lists every disagreement between what the lesson
+says and what the engine does.
 """
 from __future__ import annotations
 
 import functools
+import logging
 import tempfile
 from dataclasses import dataclass
 from typing import Any
@@ -14,10 +17,28 @@ from typing import Any
 from lessons import answers, player
 from lessons.schema import LESSONS_DIR, Lesson, LessonError, lesson_folders, load
 
+logger = logging.getLogger(__name__)
+
 
 @functools.lru_cache(maxsize=1)
-def lessons(root: str = LESSONS_DIR) -> tuple[Lesson, ...]:
-    return tuple(load(folder) for folder in lesson_folders(root))
+def _load_all(root: str = LESSONS_DIR) -> tuple[tuple[Lesson, ...], tuple[str, ...]]:
+    good, bad = [], []
+    for folder in lesson_folders(root):
+        try:
+            good.append(load(folder))
+        except LessonError as error:
+            logger.error("lesson left out of the course: %s", error)
+            bad.append(str(error))
+    return tuple(good), tuple(bad)
+
+
+def lessons() -> tuple[Lesson, ...]:
+    return _load_all()[0]
+
+
+def broken() -> tuple[str, ...]:
+    """Why each lesson folder that failed to load was left out."""
+    return _load_all()[1]
 
 
 def by_slug(slug: str) -> Lesson | None:

@@ -90,7 +90,7 @@ export class LabSocket {
     }
     let answered = false;
     if (message.id !== undefined && message.id !== null && (message.type === "ack" || message.type === "error" ||
-                                                            message.type === "history")) {
+                                                            message.type === "history" || message.type === "lesson")) {
       const pending = this.pending.get(message.id);
       if (pending) {
         this.pending.delete(message.id);
@@ -101,7 +101,7 @@ export class LabSocket {
         if (message.type === "error" && pending.quiet) return;   // the caller shows it (e.g. FUTURE_EXISTS asks first)
       }
     }
-    if (answered && message.type === "history") return;
+    if (answered && (message.type === "history" || message.type === "lesson")) return;
     const handler = this.handlers[message.type];
     if (handler) handler(message);
     else this.handlers.unknown?.(message);

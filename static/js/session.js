@@ -69,6 +69,7 @@ const socket = new LabSocket(root.dataset.wsUrl, {
       toast("A new line of time: the session was reset or a scenario was loaded", { kind: "info" });
     }
     startOptions.onHello(m);
+    announce("hello", m);
   },
   events(m) { onFrame(m); },
   state(m) { onFrame(m); },
@@ -128,6 +129,7 @@ function applyFrame(m) {
   if (m.coalesced) eventLog.noteCoalesced(m.coalesced);
   if (m.last_action !== undefined) timeline.setLastAction(m, events);
   afterModel(m.type === "state");
+  announce("frame", m);
 }
 
 function resync(m) {
@@ -164,6 +166,14 @@ function onTimeline(m) {
 
 function onClock(m) {
   timeline.applyClock(m);
+  announce("clock", m);
+}
+
+// Other parts of a page built on this one (the lesson pane, static/js/lesson-player.js) follow the
+// session through DOM events on the lab's root: `lab:hello`, `lab:clock`, `lab:frame` (detail:
+// the message). They only read; the model stays this module's.
+function announce(kind, m) {
+  root.dispatchEvent(new CustomEvent(`lab:${kind}`, { detail: m }));
 }
 
 function commandDone(m) {
