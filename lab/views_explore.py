@@ -1,8 +1,9 @@
 """The explorer's panels of a lab session, as htmx partials read straight from the engine.
 
 - segments: a replica's partition directory as on disk (20-digit segment names, sizes, the active
-  segment), one file opened the way `kafka-dump-log.sh` prints it (`engine.tools.dump_log`), and
-  the lookup path of an offset (`Log.locate`: segment binary search → index → forward scan);
+  segment), its broker's offset checkpoint files (read from disk, the replica's line picked out),
+  one file opened the way `kafka-dump-log.sh` prints it (`engine.tools.dump_log`), and the lookup
+  path of an offset (`Log.locate`: segment binary search → index → forward scan);
 - messages: a topic's committed records (below the high watermark) by partition, from an offset
   or a timestamp, filtered by key/value/header text;
 - small lists the session page fills itself with: built-in scenarios, event kinds;
@@ -32,11 +33,13 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET
 
 from engine.broker import record_batch as rb
+from engine.broker.broker import HW_CHECKPOINT, LOG_START_CHECKPOINT, RECOVERY_CHECKPOINT
 from engine.broker.errors import OffsetOutOfRangeError
 from engine.broker.index import OFFSET_ENTRY, TIME_ENTRY
 from engine.broker.segment import filename_prefix
 from engine.cluster import EPOCH_MS, Cluster, ClusterError
 from engine.events import EVENT_TYPES
+from engine.replication import checkpoints
 from engine.scenarios.runner import BUILTIN_DIR, ScenarioError, builtin_names, load_scenario
 from engine.tools import dump_log
 from lab import registry
@@ -207,6 +210,60 @@ def _segment_files(directory: str, log) -> tuple[list[dict], list[dict]]:
     return rows, others
 
 
+# Kafka's offset checkpoints of a log dir (LogManager, ReplicaManager), each with the broker
+# setting that spaces its writes. The engine writes log-start-offset-checkpoint together with the
+# recovery points; Kafka has log.flush.start.offset.checkpoint.interval.ms for it, also 60 s.
+BROKER_CHECKPOINTS = (
+    (HW_CHECKPOINT, "replica_high_watermark_checkpoint_interval_ms"),
+    (RECOVERY_CHECKPOINT, "log_flush_offset_checkpoint_interval_ms"),
+    (LOG_START_CHECKPOINT, "log_flush_offset_checkpoint_interval_ms"),
+)
+
+
+def _broker_checkpoint_files(cluster: Cluster, broker_id: int, topic: str, partition: int) -> list[dict]:
+    """The broker's offset checkpoint files as its disk holds them: each line of Kafka's text
+    format (version, entry count, `topic partition offset`…), the chosen replica's line marked,
+    and when the broker last wrote the file (virtual time; None: not since the cluster opened)."""
+    broker = cluster.brokers[broker_id]
+    files = []
+    for name, interval_field in BROKER_CHECKPOINTS:
+        path = os.path.join(broker.data_dir, name)
+        written_ms = broker.checkpoint_written_ms.get(name)
+        entry = {"name": name, "exists": os.path.isfile(path), "interval_key": interval_field.replace("_", "."),
+                 "interval_s": f"{getattr(cluster.broker_config, interval_field) / 1000:g}",
+                 "written_ms": written_ms, "written_s": None if written_ms is None else _seconds(written_ms),
+                 "ago_s": None if written_ms is None else _seconds(cluster.now_ms - written_ms)}
+        if entry["exists"]:
+            with open(path, "rb") as f:
+                data = f.read()
+            entry.update(size=len(data), **_checkpoint_lines(path, data, topic, partition))
+        files.append(entry)
+    return files
+
+
+def _checkpoint_lines(path: str, data: bytes, topic: str, partition: int) -> dict:
+    """Each line of an offset checkpoint file with its role; the entry of (topic, partition)."""
+    lines, selected = [], None
+    for number, text in enumerate(data.decode("utf-8", errors="replace").splitlines()):
+        kind = "version" if number == 0 else "count" if number == 1 else "entry"
+        fields = text.split()
+        is_selected = kind == "entry" and len(fields) == 3 and fields[0] == topic and fields[1] == str(partition)
+        lines.append({"number": number + 1, "kind": kind, "text": text, "selected": is_selected})
+        if is_selected:
+            selected = text
+    try:
+        error = None
+        offsets = checkpoints.read_offsets(path)
+    except checkpoints.CheckpointError as problem:
+        error, offsets = str(problem), {}
+    return {"lines": lines, "selected_line": selected, "selected_offset": offsets.get((topic, partition)),
+            "entries": len(offsets), "error": error}
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:.3f}"
+
+
 def _segment_context(cluster: Cluster, chosen: tuple[int, str, int] | None) -> dict:
     context: dict[str, Any] = {"replicas": _replicas(cluster), "chosen": None}
     if chosen is None:
@@ -219,6 +276,8 @@ def _segment_context(cluster: Cluster, chosen: tuple[int, str, int] | None) -> d
         chosen={"broker": broker, "topic": topic, "partition": partition, "value": f"{broker}:{topic}:{partition}"},
         alive=log is not None, segments=segments, other_files=others,
         directory=os.path.relpath(directory, cluster.data_dir),
+        broker_directory=os.path.relpath(cluster.brokers[broker].data_dir, cluster.data_dir),
+        broker_files=_broker_checkpoint_files(cluster, broker, topic, partition),
         log_start_offset=log.log_start_offset if log else None,
         log_end_offset=log.log_end_offset if log else None,
         high_watermark=log.high_watermark if log else None,

@@ -74,6 +74,9 @@ class Broker:
         # While the broker is down: what each of its replicas holds on disk and knew last (the log
         # outlives the process; a view must not show a down replica as empty). Set by crash().
         self.offline_replicas: dict[tuple[str, int], dict] = {}
+        # Virtual time each broker-level checkpoint file was last written (by this Broker object:
+        # the files, like the disk, outlive an incarnation). Absent: not written since the cluster opened.
+        self.checkpoint_written_ms: dict[str, int] = {}
         os.makedirs(self.data_dir, exist_ok=True)
 
     # -- shortcuts to the cluster ---------------------------------------------------------------
@@ -258,6 +261,7 @@ class Broker:
         hws = {key: p.high_watermark for key, p in self.partitions.items()}
         checkpoints.write_offsets(os.path.join(self.data_dir, HW_CHECKPOINT), hws,
                                   fsync=self.cluster.cluster_config.fsync)
+        self.checkpoint_written_ms[HW_CHECKPOINT] = self.now_ms
         if publish:
             self.publish(ev.CheckpointWritten(broker=self.id, file=HW_CHECKPOINT,
                                               entries={f"{t}-{p}": o for (t, p), o in sorted(hws.items())}))
@@ -268,6 +272,7 @@ class Broker:
         fsync = self.cluster.cluster_config.fsync
         checkpoints.write_offsets(os.path.join(self.data_dir, RECOVERY_CHECKPOINT), points, fsync=fsync)
         checkpoints.write_offsets(os.path.join(self.data_dir, LOG_START_CHECKPOINT), starts, fsync=fsync)
+        self.checkpoint_written_ms[RECOVERY_CHECKPOINT] = self.checkpoint_written_ms[LOG_START_CHECKPOINT] = self.now_ms
         if publish:
             self.publish(ev.CheckpointWritten(broker=self.id, file=RECOVERY_CHECKPOINT,
                                               entries={f"{t}-{p}": o for (t, p), o in sorted(points.items())}))

@@ -9,8 +9,9 @@ import { errorToast } from "./toasts.js";
 
 const STEP_MS = 450;
 const REFRESH_MS = 1200;
+// checkpoint_written names a broker and no partition: it refreshes the broker's checkpoint files.
 const TOUCHING = new Set(["records_appended", "log_truncated", "segment_rolled", "segment_deleted", "log_start_offset_moved",
-                          "broker_crashed", "broker_started"]);
+                          "broker_crashed", "broker_started", "checkpoint_written"]);
 const RESHAPING = new Set(["topic_created", "partitions_added", "broker_crashed", "broker_started"]);
 
 export class SegmentView {
@@ -85,7 +86,12 @@ export class SegmentView {
                                          : `The lab answered ${response.status}`);
       return;
     }
+    // A refresh keeps open what the learner opened (a checkpoint file, the other files).
+    const open = new Set($all("details[data-keep-open][open]", this.panel).map((d) => d.dataset.keepOpen));
     this.panel.innerHTML = html;
+    for (const details of $all("details[data-keep-open]", this.panel)) {
+      if (open.has(details.dataset.keepOpen)) details.open = true;
+    }
     if (response.status === 400) {
       const message = this.panel.querySelector("[data-panel-error]");
       if (message) errorToast(message.textContent.replace(/\s+/g, " ").trim());
