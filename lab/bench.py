@@ -18,6 +18,11 @@ asyncio client (Autobahn comes with Daphne), the way a browser tab does:
 - rewind_p95_ms: a rewind to a random step of a one-hour live session played at 10× (printed
   with the session's length in steps), beside a rewind replayed from step 0 — lab/bench_rewind.py
   (in this process, on the host).
+- lesson_open_p95_ms: a new visitor opens a lesson (GET /lessons/<slug>/ makes its lab session)
+  → the socket's `hello` → `lesson state` staged at its first beat, answered; every lesson in
+  turn; beside a plain lab session opened the same way (new session form → `hello`).
+  lesson_beat_p95_ms: a question's answer sent → the first `events` frame of the beat's steps
+  (the animation starts); the first question of every lesson (lab/bench_lessons.py).
 - hostile_neighbour_p95_ms: one visitor runs the worst load the server lets a visitor run — as
   many sessions as it may hold in memory (KAFKA_LAB_MAX_HOSTS_PER_VISITOR), each live at 10× with
   a tab that reads and one that does not, and produce commands of 200 records at its command-rate
@@ -58,7 +63,8 @@ from lab.serve import free_port, wait_for_port
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"events_per_s": (">=", 20_000), "step_latency_p95_ms": ("<", 50),
            "idle_session_rss_mb": ("<=", 10), "active_sessions_p95_under_100ms": (">=", 50),
-           "rewind_p95_ms": ("<", 300), "hostile_neighbour_p95_ms": ("<", 100)}
+           "rewind_p95_ms": ("<", 300), "hostile_neighbour_p95_ms": ("<", 100),
+           "lesson_beat_p95_ms": ("<", 100), "lesson_open_p95_ms": ("<", 1000)}
 # What the hostile-neighbour server keeps at its defaults (running_server lifts them for the rest).
 FAIR_LIMITS = {"KAFKA_LAB_MAX_RECORDS_PER_S": "2000", "KAFKA_LAB_MAX_HOSTS_PER_VISITOR": "20", "KAFKA_LAB_CALLS_IN_FLIGHT_PER_VISITOR": "1",
                "KAFKA_LAB_COMMANDS_PER_S_PER_VISITOR": "50", "KAFKA_LAB_SESSIONS_CREATED_PER_MIN": "20"}
@@ -194,13 +200,15 @@ class Tab:
     _recent: list = field(default_factory=list)        # (the frame's next event number, when it came)
     track_frames: bool = False
     _next_id: int = 0
+    path: str = ""                                     # the socket's path (default: the lab page's)
 
     async def open(self) -> None:
         loop = asyncio.get_running_loop()
         self._ready = loop.create_future()
         host, port = self.server.base_url.removeprefix("http://").split(":")
         factory_class, protocol_class = _websocket_client()
-        factory = factory_class(f"ws://{host}:{port}/ws/lab/{self.session_id}/", origin=self.server.base_url,
+        path = self.path or f"/ws/lab/{self.session_id}/"
+        factory = factory_class(f"ws://{host}:{port}{path}", origin=self.server.base_url,
                                 headers={"Cookie": self.server.session_cookie()})
         factory.protocol = protocol_class
         factory.tab = self
@@ -234,7 +242,7 @@ class Tab:
                         self._seq_waiters.remove((seq, waiter))
                         if not waiter.done():
                             waiter.set_result(now)
-        elif b'"type": "ack"' in head or b'"type": "error"' in head:
+        elif b'"type": "ack"' in head or b'"type": "error"' in head or b'"type": "lesson"' in head:
             answer = json.loads(payload)
             waiter = self._waiters.pop(answer.get("id"), None)
             if waiter is not None and not waiter.done():
@@ -247,6 +255,13 @@ class Tab:
         self._next_id += 1
         waiter = self._waiters[self._next_id] = asyncio.get_running_loop().create_future()
         self.send(type="command", id=self._next_id, command=command, args=args)
+        return await asyncio.wait_for(waiter, 60)
+
+    async def lesson(self, action: str, **fields: object) -> dict:
+        """A lesson message (lessons/consumers.py) and its answer."""
+        self._next_id += 1
+        waiter = self._waiters[self._next_id] = asyncio.get_running_loop().create_future()
+        self.send(type="lesson", id=self._next_id, action=action, **fields)
         return await asyncio.wait_for(waiter, 60)
 
     async def frame_with(self, seq: int, timeout: float = 10) -> float:
@@ -443,6 +458,13 @@ async def measure_hostile_neighbour(quick: bool) -> dict[str, object]:
 
 async def measure(quick: bool, only: str | None = None) -> dict[str, object]:
     figures: dict[str, object] = {}
+    if only == "lessons":
+        from lab.bench_lessons import lesson_figures
+        with running_server() as server:
+            figures.update(await lesson_figures(server, 1 if quick else 3))
+        figures["cpus"] = os.cpu_count()
+        figures["load_average"] = round(os.getloadavg()[0], 2)
+        return figures
     if only == "hostile_neighbour":
         figures.update(await measure_hostile_neighbour(quick))
         figures["cpus"] = os.cpu_count()
@@ -459,6 +481,9 @@ async def measure(quick: bool, only: str | None = None) -> dict[str, object]:
     from lab.bench_rewind import rewind_figures
     figures.update(await asyncio.to_thread(rewind_figures, 0.2 if quick else 60.0, 5 if quick else 40,
                                            1 if quick else 3))
+    with running_server() as server:
+        from lab.bench_lessons import lesson_figures
+        figures.update(await lesson_figures(server, 1 if quick else 3))
     figures.update(await measure_hostile_neighbour(quick))
     figures["cpus"] = os.cpu_count()
     figures["load_average"] = round(os.getloadavg()[0], 2)
@@ -494,6 +519,11 @@ def report(figures: dict[str, object]) -> str:
                      f"that reads nothing, {figures['hostile_commands_per_s']:g} produce commands/s; the other "
                      f"visitor's p50 {figures['hostile_neighbour_p50_ms']:.1f} ms; server "
                      f"{figures['hostile_server_cpu']:.2f} CPU")
+    if "lesson_open_p50_ms" in figures:
+        lines.append(f"  lessons: open p50 {figures['lesson_open_p50_ms']:.0f} ms ({figures['lesson_open_samples']} opens "
+                     f"over {figures['lesson_count']} lessons), a plain lab session opens in "
+                     f"{figures['lab_open_p95_ms']:.0f} ms p95 (×{figures['lesson_open_vs_lab_open']:.1f}); beat "
+                     f"advance p50 {figures['lesson_beat_p50_ms']:.0f} ms over {figures['lesson_beat_samples']} beats")
     lines.append(f"  machine: {figures['cpus']} CPUs, load average {figures['load_average']}")
     return "\n".join(lines)
 
@@ -502,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lab.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--quick", action="store_true", help="tiny numbers: checks that it runs, measures nothing")
-    parser.add_argument("--only", choices=["hostile_neighbour"], help="measure this figure alone")
+    parser.add_argument("--only", choices=["hostile_neighbour", "lessons"], help="measure these figures alone")
     args = parser.parse_args(argv)
     figures = asyncio.run(measure(args.quick, args.only))
     print(json.dumps(figures) if args.json else report(figures))
