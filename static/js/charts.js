@@ -4,6 +4,7 @@
 // and the live events extend them; plotly redraws only while the tab shows.
 
 import { lagSamples } from "./group-view.js";
+import { gettext, interpolate as say } from "./i18n.js";
 import { isInternal, partitionLabel, sortedPartitions } from "./lab-state.js";
 
 const BUCKET_MS = 1000;
@@ -16,7 +17,7 @@ function loadScript(url) {
     const script = document.createElement("script");
     script.src = url;
     script.onload = () => resolve(window.Plotly);
-    script.onerror = () => reject(new Error(`could not load ${url}`));
+    script.onerror = () => reject(new Error(say(gettext("could not load %(url)s"), { url })));
     document.head.append(script);
   });
 }
@@ -118,7 +119,7 @@ export class Charts {
     try {
       Plotly = await loadScript(this.plotlyUrl);
     } catch (error) {
-      this.root.querySelector("[data-chart=status]").textContent = `Charts unavailable: ${error.message}`;
+      this.root.querySelector("[data-chart=status]").textContent = say(gettext("Charts unavailable: %(error)s"), { error: error.message });
       return;
     }
     this.root.querySelector("[data-chart=status]").textContent = "";
@@ -128,7 +129,7 @@ export class Charts {
     const base = {
       margin: { l: 56, r: 16, t: 44, b: 96 }, height: 300, font: { family, size: 14, color: "#1d2330" },
       paper_bgcolor: "#ffffff", plot_bgcolor: "#ffffff", legend: { orientation: "h", x: 0, y: -0.42, yanchor: "top" },
-      xaxis: { title: { text: "virtual time (s)", standoff: 6 }, zeroline: false },
+      xaxis: { title: { text: gettext("virtual time (s)"), standoff: 6 }, zeroline: false },
     };
     const config = { displaylogo: false, displayModeBar: false, responsive: true };
     const bars = (map, name, color) => {
@@ -144,12 +145,12 @@ export class Charts {
     });
     base.xaxis = { ...base.xaxis, range: [0, Math.max(1, nowS * 1.02)] };
     await Plotly.react(this.root.querySelector("[data-chart=rate]"),
-      [bars(this.produced, "produced", "#2f5fd0"), bars(this.consumed, "consumed", "#1f7a45")],
-      { ...base, title: { text: "Records per second 生产/消费速率" }, barmode: "group", yaxis: { title: { text: "records/s" }, rangemode: "tozero" } }, config);
+      [bars(this.produced, gettext("produced"), "#2f5fd0"), bars(this.consumed, gettext("consumed"), "#1f7a45")],
+      { ...base, title: { text: gettext("Records per second") }, barmode: "group", yaxis: { title: { text: gettext("records/s") }, rangemode: "tozero" } }, config);
     await Plotly.react(this.root.querySelector("[data-chart=lag]"), steps(this.lag),
-      { ...base, title: { text: "Consumer lag per partition 积压" }, yaxis: { title: { text: "records" }, rangemode: "tozero" },
-        annotations: this.lag.size ? [] : [{ text: "no committed offsets yet", showarrow: false, xref: "paper", yref: "paper", x: 0.5, y: 0.5 }] }, config);
+      { ...base, title: { text: gettext("Consumer lag per partition") }, yaxis: { title: { text: gettext("records") }, rangemode: "tozero" },
+        annotations: this.lag.size ? [] : [{ text: gettext("no committed offsets yet"), showarrow: false, xref: "paper", yref: "paper", x: 0.5, y: 0.5 }] }, config);
     await Plotly.react(this.root.querySelector("[data-chart=isr]"), steps(this.isr),
-      { ...base, title: { text: "ISR size per partition ISR 大小" }, yaxis: { title: { text: "replicas in sync" }, rangemode: "tozero", dtick: 1 } }, config);
+      { ...base, title: { text: gettext("ISR size per partition") }, yaxis: { title: { text: gettext("replicas in sync") }, rangemode: "tozero", dtick: 1 } }, config);
   }
 }

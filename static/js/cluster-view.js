@@ -30,6 +30,16 @@
 import { h, patch } from "./dom.js";
 import { messageProgress, partitionKey, partitionLabel, sortedPartitions } from "./lab-state.js";
 import { controllerNotice } from "./guidance.js";
+import { gettext, interpolate as say, ngettext } from "./i18n.js";
+
+// The picture's words, looked up once (it is drawn many times a second; the page's language
+// does not change under it).
+const WORDS = {
+  up: gettext("up"), down: gettext("DOWN"), controller: gettext("controller"), controllerDown: gettext("controller (down)"),
+  fetchPaused: gettext("fetch paused"), broker: gettext("Broker %(id)s"), nums: gettext("LEO %(leo)s · HW %(hw)s"),
+  numsOnDisk: gettext("LEO %(leo)s · HW %(hw)s on disk"), noLog: gettext("no log on disk"), downTag: gettext("down"),
+  leader: gettext("LEADER"), lostNote: gettext("lost %(count)s unflushed on power loss"),
+};
 
 const PAD = 16;
 const GAP_X = 22;
@@ -157,17 +167,17 @@ function columnsFor(brokers, width) {
 // A broker's badges, in lines of at most `room` units after its name: [{cls, text, width, line, x}].
 function brokerBadges(view, b, room, vnow) {
   const cut = view.links_cut.filter((pair) => pair.includes(`broker-${b.id}`)).length;
-  const wanted = [[b.alive ? "up" : "down", b.alive ? "up" : "DOWN"]];
+  const wanted = [[b.alive ? "up" : "down", b.alive ? WORDS.up : WORDS.down]];
   // A dead controller stays the controller until ZooKeeper expires its session: say for how long.
   if (b.controller || view.controller === b.id) {
-    wanted.push(["controller", b.alive ? "controller" : "controller (down)"]);
+    wanted.push(["controller", b.alive ? WORDS.controller : WORDS.controllerDown]);
     const notice = b.alive ? null : controllerNotice(view, b.id, vnow, room - 16, (t) => labelWidth(t, FONT.badge));
     if (notice) wanted.push(["controller-notice", notice]);
   }
-  if (b.paused_fetcher) wanted.push(["paused", "fetch paused"]);
+  if (b.paused_fetcher) wanted.push(["paused", WORDS.fetchPaused]);
   if (b.slow_ms) wanted.push(["slow", `+${b.slow_ms} ms`]);
-  if (cut) wanted.push(["cut", `✂ ${cut} link${cut > 1 ? "s" : ""}`]);
-  const nameWidth = labelWidth(`Broker ${b.id}`, FONT.broker) + 10;
+  if (cut) wanted.push(["cut", say(ngettext("✂ %(count)s link", "✂ %(count)s links", cut), { count: cut })]);
+  const nameWidth = labelWidth(say(WORDS.broker, { id: b.id }), FONT.broker) + 10;
   let line = 0;
   let x = nameWidth;
   return wanted.map(([cls, text]) => {
@@ -181,9 +191,10 @@ function brokerBadges(view, b, room, vnow) {
 
 // What a replica's header says: its state word and its offsets.
 function replicaWords(rep, alive) {
-  if (alive) return { tag: null, nums: `LEO ${rep.log_end_offset} · HW ${rep.high_watermark}` };
-  if (rep.on_disk === false) return { tag: "down", nums: "no log on disk" };
-  return { tag: "down", nums: `LEO ${rep.log_end_offset} · HW ${rep.high_watermark} on disk` };
+  const offsets = { leo: rep.log_end_offset, hw: rep.high_watermark };
+  if (alive) return { tag: null, nums: say(WORDS.nums, offsets) };
+  if (rep.on_disk === false) return { tag: "down", nums: WORDS.noLog };
+  return { tag: "down", nums: say(WORDS.numsOnDisk, offsets) };
 }
 
 const NO_REPLICA = { alive: false, log_end_offset: 0, high_watermark: 0, log_start_offset: 0, records: new Map() };
@@ -199,7 +210,7 @@ function replicaAlive(view, rep, brokerId) {
 // After a replica's name: the LEADER pill, or the follower's state (ISR, OSR, down).
 function replicaTag(part, brokerId, alive) {
   if (part.leader === brokerId && alive) return null;
-  return alive ? (part.isr.includes(brokerId) ? "ISR" : "OSR") : "down";
+  return alive ? (part.isr.includes(brokerId) ? "ISR" : "OSR") : WORDS.downTag;
 }
 
 function tagWidth(tag) {
@@ -344,8 +355,9 @@ function cellTip(view, cell) {
   const part = view.partitions.get(partitionKey(row.dataset.topic, Number(row.dataset.partition)));
   const offset = Number(cell.dataset.offset);
   const record = part?.replicaStates.get(Number(row.dataset.broker))?.records.get(offset);
-  const what = record ? `offset ${offset} · key ${record.key ?? "null"} · value ${record.value ?? "null"}` : `offset ${offset}`;
-  return what + (cell.dataset.committed === "true" ? " · committed (below HW)" : " · not committed yet (at or above HW)");
+  const what = record ? say(gettext("offset %(offset)s · key %(key)s · value %(value)s"), { offset, key: record.key ?? "null", value: record.value ?? "null" })
+    : say(gettext("offset %(offset)s"), { offset });
+  return what + (cell.dataset.committed === "true" ? gettext(" · committed (below HW)") : gettext(" · not committed yet (at or above HW)"));
 }
 
 // What became of a truncated cell's record (the model's `truncations`, lab/truncations.py):
@@ -366,13 +378,13 @@ function ghostCell(g, fate) {
   if (fate === "refetched" || fate === "expired") return null;
   const x = g.offset * CELL;
   const kept = fate === "kept";
-  const what = `key ${g.key ?? "null"} · value ${g.value ?? "null"}`;
+  const what = say(gettext("key %(key)s · value %(value)s"), { key: g.key ?? "null", value: g.value ?? "null" });
   return h("g", { key: `ghost${g.offset}`, class: `cell ghost${kept ? " kept" : ""}`, "data-truncated-offset": g.offset,
                   "data-fate": fate ?? "" }, [
     h("rect", { x, y: 0, width: CELL_W, height: CELL_H, rx: 3 }),
     h("text", { x: x + CELL_W / 2, y: CELL_H / 2 + 5, "text-anchor": "middle" }, kept ? "↺" : "✕"),
-    h("title", {}, kept ? `offset ${g.offset} was truncated here, but the leader still holds it (${what}): it will be fetched back`
-      : `offset ${g.offset} was truncated and is lost: ${what}`),
+    h("title", {}, say(kept ? gettext("offset %(offset)s was truncated here, but the leader still holds it (%(what)s): it will be fetched back")
+      : gettext("offset %(offset)s was truncated and is lost: %(what)s"), { offset: g.offset, what })),
   ]);
 }
 
@@ -387,7 +399,7 @@ function markerNodes(rep, win, x0, cellsY) {
              "data-hw": rep.high_watermark }, [
       h("line", { x1: 0, y1: -4, x2: 0, y2: CELL_H + 3 }),
       h("polygon", { points: "-4,-8 4,-8 0,-3" }),
-      h("title", {}, `high watermark ${rep.high_watermark}: offsets below it are committed`),
+      h("title", {}, say(gettext("high watermark %(hw)s: offsets below it are committed"), { hw: rep.high_watermark })),
     ]),
   ];
 }
@@ -399,13 +411,17 @@ function ghostsOf(view, brokerId, part) {
 }
 
 function replicaDescription(label, brokerId, isLeader, inIsr, alive, rep) {
+  const values = { label, broker: brokerId, leo: rep.log_end_offset, hw: rep.high_watermark, lost: rep.lost_on_crash };
   if (alive) {
-    return `${label} on broker ${brokerId}: ${isLeader ? "leader" : "follower"}, ${inIsr ? "in sync" : "out of sync"}, ` +
-      `LEO ${rep.log_end_offset}, HW ${rep.high_watermark}`;
+    return say(isLeader ? (inIsr ? gettext("%(label)s on broker %(broker)s: leader, in sync, LEO %(leo)s, HW %(hw)s")
+      : gettext("%(label)s on broker %(broker)s: leader, out of sync, LEO %(leo)s, HW %(hw)s"))
+      : inIsr ? gettext("%(label)s on broker %(broker)s: follower, in sync, LEO %(leo)s, HW %(hw)s")
+        : gettext("%(label)s on broker %(broker)s: follower, out of sync, LEO %(leo)s, HW %(hw)s"), values);
   }
-  const lost = rep.lost_on_crash > 0 ? `; lost ${rep.lost_on_crash} unflushed on power loss` : "";
-  const disk = rep.on_disk === false ? "no log on disk" : `on disk: LEO ${rep.log_end_offset}, HW ${rep.high_watermark}`;
-  return `${label} on broker ${brokerId}: down, ${disk}${lost}`;
+  const lost = rep.lost_on_crash > 0 ? say(gettext("; lost %(lost)s unflushed on power loss"), values) : "";
+  const disk = rep.on_disk === false ? gettext("%(label)s on broker %(broker)s: down, no log on disk")
+    : gettext("%(label)s on broker %(broker)s: down, on disk: LEO %(leo)s, HW %(hw)s");
+  return say(disk, values) + lost;
 }
 
 function replicaNode(view, part, brokerId, box, index, info, ui) {
@@ -438,7 +454,7 @@ function replicaNode(view, part, brokerId, box, index, info, ui) {
     "data-replica": "", "data-broker": brokerId, "data-topic": part.topic, "data-partition": part.partition,
     "data-role": isLeader ? "leader" : "follower", "data-leo": rep.log_end_offset, "data-hw": rep.high_watermark,
     "data-isr": inIsr ? "true" : "false", "data-alive": alive ? "true" : "false", tabindex: 0, role: "button",
-    "aria-label": `${description}. Open its segments.`,
+    "aria-label": say(gettext("%(description)s. Open its segments."), { description }),
   }, () => replicaChildren(view, part, brokerId, rep, box, y, win, info, about, info.lively));
 }
 
@@ -458,7 +474,7 @@ function replicaChildren(view, part, brokerId, rep, box, y, win, info, r, lively
     h("text", { key: "name", class: "replica-name", x: x0, y: y + 20 }, name),
     r.tag === null ? h("g", { key: "lead", class: "leader-badge" }, [
       h("rect", { x: afterName, y: y + 6, width: LEADER_W, height: 19, rx: 9 }),
-      h("text", { x: afterName + LEADER_W / 2, y: y + 20, "text-anchor": "middle" }, "LEADER"),
+      h("text", { x: afterName + LEADER_W / 2, y: y + 20, "text-anchor": "middle" }, WORDS.leader),
     ]) : h("text", { key: "tag", class: `isr-tag ${r.state}`, x: afterName, y: y + 20 }, r.tag),
     h("text", { key: "nums", class: `replica-offsets${r.alive ? "" : " on-disk"}`, x: numsAt.x, y: numsAt.y,
                 "text-anchor": numsAt.anchor }, nums),
@@ -484,7 +500,7 @@ function earlierCount(n) {
 // A power loss took the records after the on-disk log end: say so where they were.
 function lostNote(rep, alive, win, x0, right, cellsY) {
   if (alive || !(rep.lost_on_crash > 0)) return null;
-  const text = `lost ${rep.lost_on_crash} unflushed on power loss`;
+  const text = say(WORDS.lostNote, { count: rep.lost_on_crash });
   const x = x0 + win.lead + (Math.max(rep.log_end_offset, win.start) - win.start) * CELL + 6;
   if (right - x < 40) return null;   // no room in the row: the row's title and aria-label say it
   return fittedText({ key: "lost", class: "lost-note", x, y: cellsY + 17 }, text, FONT.note, right - x);
@@ -497,7 +513,7 @@ function brokerHeader(view, b, box, badges) {
                 box.x, box.y, box.w, box.h, flash?.cls];
   return h("g", { key: "head", class: "broker-head", memo }, () => [
     h("rect", { class: "broker-box", x: box.x, y: box.y, width: box.w, height: box.h, rx: 10 }),
-    h("text", { class: "broker-name", x: box.x + 14, y: box.y + 30 }, `Broker ${b.id}`),
+    h("text", { class: "broker-name", x: box.x + 14, y: box.y + 30 }, say(WORDS.broker, { id: b.id })),
     ...badges.map((badge) => {
       const x = box.x + 14 + badge.x;
       const y = box.y + 12 + badge.line * BADGE_LINE;
@@ -516,7 +532,7 @@ function brokerNode(view, b, box, info, ui) {
                   "data-broker-id": b.id, "data-alive": b.alive ? "true" : "false",
                   "data-controller": (b.controller || view.controller === b.id) ? "true" : "false" }, [
     brokerHeader(view, b, box, info.badges.get(b.id)),
-    rows.length ? rows : h("text", { key: "empty", class: "empty-note", x: box.x + 14, y: box.y + info.headH + 24 }, "no replicas yet"),
+    rows.length ? rows : h("text", { key: "empty", class: "empty-note", x: box.x + 14, y: box.y + info.headH + 24 }, gettext("no replicas yet")),
   ]);
 }
 
@@ -529,7 +545,7 @@ function linkCutNodes(view, info) {
     const mid = pointOn(r.a, r.c, r.b, 0.5);
     out.push(h("g", { key: `cut:${pair.join("|")}`, class: "link-cut", "data-cut": pair.join(" x ") }, [
       h("path", { d: pathOf(r) }), h("text", { x: mid.x, y: mid.y + 6, "text-anchor": "middle" }, "✂"),
-      h("title", {}, `link cut: ${pair[0]} ✕ ${pair[1]}`),
+      h("title", {}, say(gettext("link cut: %(a)s ✕ %(b)s"), { a: pair[0], b: pair[1] })),
     ]));
   }
   return out;
@@ -563,7 +579,7 @@ function networkNodes(view, info, vnow) {
                       "data-api": m.api, "data-src": m.src, "data-dst": m.dst }, [
       h("circle", { cx: p.x.toFixed(1), cy: p.y.toFixed(1), r: 7 }),
       few ? h("text", { x: (p.x + 10).toFixed(1), y: (p.y - 8).toFixed(1) }, m.api) : null,
-      few ? h("title", {}, `${m.api} ${m.src} → ${m.dst}, sent at ${m.send_ms} ms, arrives at ${m.arrive_ms} ms`) : null,
+      few ? h("title", {}, say(gettext("%(api)s %(src)s → %(dst)s, sent at %(send_ms)s ms, arrives at %(arrive_ms)s ms"), m)) : null,
     ]));
   }
   return out;
@@ -714,7 +730,7 @@ function drawBrokers(svg, view, info, ui) {
   for (const el of [svg, networkLayer(svg)]) if (el.getAttribute("viewBox") !== viewBox) el.setAttribute("viewBox", viewBox);
   if (svg.classList.contains("calm") === info.lively) svg.classList.toggle("calm", !info.lively);
   const empty = info.brokers.length ? null
-    : h("text", { key: "waiting", class: "empty-note", x: info.W / 2, y: 120, "text-anchor": "middle" }, "Waiting for the cluster…");
+    : h("text", { key: "waiting", class: "empty-note", x: info.W / 2, y: 120, "text-anchor": "middle" }, gettext("Waiting for the cluster…"));
   patch(svg, [
     h("g", { key: "clients", class: "clients" }, clientNodes(info)),
     h("g", { key: "brokers", class: "brokers" }, info.brokers.map((b) => brokerNode(view, b, info.boxes.get(b.id), info, ui))),
@@ -780,23 +796,23 @@ function drawSummary(tbody, view, ui) {
                      "data-partition-summary": label, "data-leader": p.leader, "data-isr": p.isr.join(","),
                      "data-hw": p.high_watermark, "data-leader-epoch": p.leader_epoch }, () => summaryCells(p, label));
   });
-  patch(tbody, rows.length ? rows : [h("tr", { key: "none" }, [h("td", { colspan: 7, class: "muted" }, "No topics yet — create one on the left.")])]);
+  patch(tbody, rows.length ? rows : [h("tr", { key: "none" }, [h("td", { colspan: 7, class: "muted" }, gettext("No topics yet — create one on the left."))])]);
 }
 
 function summaryCells(p, label) {
   const osr = p.replicas.filter((b) => !p.isr.includes(b));
   const leos = p.replicas.map((b) => {
     const rep = p.replicaStates.get(b);
-    const down = rep && !rep.alive ? (rep.on_disk === false ? " (down, no log)" : " (down, on disk)") : "";
+    const down = rep && !rep.alive ? (rep.on_disk === false ? gettext(" (down, no log)") : gettext(" (down, on disk)")) : "";
     return `${b}: ${rep ? rep.log_end_offset : "?"}${down}`;
   }).join(", ");
   return [
     h("th", { scope: "row" }, label),
-    h("td", { class: p.leader < 0 ? "offline" : "" }, p.leader < 0 ? "none (offline)" : `broker ${p.leader}`),
+    h("td", { class: p.leader < 0 ? "offline" : "" }, p.leader < 0 ? gettext("none (offline)") : say(gettext("broker %(id)s"), { id: p.leader })),
     h("td", {}, String(p.leader_epoch)),
     h("td", {}, `[${p.isr.join(", ")}]`),
     h("td", { class: osr.length ? "osr-text" : "" }, osr.length ? `[${osr.join(", ")}]` : "—"),
-    h("td", { class: p.high_watermark < 0 ? "offline" : "" }, p.high_watermark < 0 ? "— (no leader)" : String(p.high_watermark)),
+    h("td", { class: p.high_watermark < 0 ? "offline" : "" }, p.high_watermark < 0 ? gettext("— (no leader)") : String(p.high_watermark)),
     h("td", {}, leos),
   ];
 }
@@ -810,29 +826,32 @@ export function renderTruncations(list, view, ui = {}) {
   const items = shown.slice().reverse().map((t) => {
     const removed = t.removed || [];
     const group = (fate) => removed.filter((r) => r.fate === fate);
-    const record = (r) => `offset ${r.offset} (key ${r.key ?? "null"}, ${r.value ?? "null"})` +
-      (r.fate === "lost" && r.now ? ` — now ${r.now.value ?? "null"} there` : "");
+    const record = (r) => say(gettext("offset %(offset)s (key %(key)s, %(value)s)"), { offset: r.offset, key: r.key ?? "null", value: r.value ?? "null" }) +
+      (r.fate === "lost" && r.now ? say(gettext(" — now %(value)s there"), { value: r.now.value ?? "null" }) : "");
     const line = (fate, cls, words) => {
       const rs = group(fate);
       return rs.length ? h("div", { key: fate, class: cls, "data-fate": fate }, `${words}: ${rs.map(record).join(" · ")}`) : null;
     };
     const unlisted = t.records_removed - removed.length;
-    const counts = [t.lost ? `${t.lost} lost` : null, t.refetched ? `${t.refetched} fetched back` : null,
-                    t.kept ? `${t.kept} still on the leader` : null].filter(Boolean).join(", ");
+    const counts = [t.lost ? say(gettext("%(count)s lost"), { count: t.lost }) : null,
+                    t.refetched ? say(gettext("%(count)s fetched back"), { count: t.refetched }) : null,
+                    t.kept ? say(gettext("%(count)s still on the leader"), { count: t.kept }) : null].filter(Boolean).join(", ");
     return h("li", { key: `t${t.seq}`, "data-truncation": `${t.topic}-${t.partition}`, "data-broker": t.broker,
                      "data-lost": t.lost, "data-refetched": t.refetched }, [
-      h("strong", {}, `Broker ${t.broker} · ${t.topic}-${t.partition}`),
-      h("span", {}, ` truncated from offset ${t.from_offset} to ${t.to_offset} (${t.reason}) — ` +
-        `${t.records_removed} record${t.records_removed === 1 ? "" : "s"} removed${counts ? `: ${counts}` : ""}`),
-      line("lost", "lost", "lost 丢失"),
-      line("refetched", "refetched", "fetched back 已找回 (the same record is at that offset again)"),
-      line("kept", "kept", "still on the leader, to be fetched back"),
-      unlisted > 0 ? h("div", { key: "more", class: "muted" }, `…and ${unlisted} more not listed`) : null,
+      h("strong", {}, `${say(WORDS.broker, { id: t.broker })} · ${t.topic}-${t.partition}`),
+      h("span", {}, " " + say(gettext("truncated from offset %(from)s to %(to)s (%(reason)s) — %(removed)s"), {
+        from: t.from_offset, to: t.to_offset, reason: t.reason,
+        removed: say(ngettext("%(count)s record removed", "%(count)s records removed", t.records_removed), { count: t.records_removed }),
+      }) + (counts ? `: ${counts}` : "")),
+      line("lost", "lost", gettext("lost")),
+      line("refetched", "refetched", gettext("fetched back (the same record is at that offset again)")),
+      line("kept", "kept", gettext("still on the leader, to be fetched back")),
+      unlisted > 0 ? h("div", { key: "more", class: "muted" }, say(gettext("…and %(count)s more not listed"), { count: unlisted })) : null,
     ]);
   });
   patch(list, items);
   const box = list.closest("[data-truncations]");
   box?.toggleAttribute("hidden", items.length === 0);
   const heading = box?.querySelector("h2");
-  if (heading) heading.textContent = shown.some((t) => t.lost) ? "What was lost 丢失的数据" : "What truncation removed 截断的记录";
+  if (heading) heading.textContent = shown.some((t) => t.lost) ? gettext("What was lost") : gettext("What truncation removed");
 }

@@ -10,6 +10,7 @@
 import { $, $all, h, patch } from "./dom.js";
 import { clearProblems, linkProblem, nameProblem, serverProblem, showProblems, topicProblem,
          wholeProblem } from "./form-checks.js";
+import { gettext, interpolate as say, ngettext } from "./i18n.js";
 import { isInternal, partitionLabel, sortedPartitions } from "./lab-state.js";
 import { errorToast, toast } from "./toasts.js";
 
@@ -52,7 +53,7 @@ export function parseConfigLines(text) {
     const line = raw.trim();
     if (!line || line.startsWith("#")) continue;
     const eq = line.indexOf("=");
-    if (eq <= 0) throw new Error(`“${line}” is not key=value`);
+    if (eq <= 0) throw new Error(say(gettext("“%(line)s” is not key=value"), { line }));
     const key = line.slice(0, eq).trim();
     const value = line.slice(eq + 1).trim();
     config[key] = /^-?\d+$/.test(value) ? Number(value) : value;
@@ -125,7 +126,7 @@ function chosen(form, name, missing) {
 
 export function createTopicProblems(form, { limits, view }) {
   const topic = String(form.elements.topic.value).trim();
-  const exists = !topicProblem(topic) && view?.topics?.has(topic) ? `Topic “${topic}” already exists.` : "";
+  const exists = !topicProblem(topic) && view?.topics?.has(topic) ? say(gettext("Topic “%(topic)s” already exists."), { topic }) : "";
   const problems = {
     topic: topicProblem(topic, { creating: true }) || exists,
     partitions: whole(form, "partitions", 1, limits.max_partitions ?? Infinity),
@@ -142,10 +143,12 @@ export function addPartitionsProblems(form, { limits, view }) {
   const topic = form.elements.topic.value;
   const current = view?.topics?.get(topic)?.partitions ?? 1;
   let partitions = whole(form, "partitions", current + 1, limits.max_partitions ?? Infinity);
-  if (partitions && /^From/.test(partitions) && Number(form.elements.partitions.value) <= current) {
-    partitions = `${topic} has ${current} partition${current === 1 ? "" : "s"}: the new total must be more (partitions are never removed).`;
+  const asked = String(form.elements.partitions.value).trim();
+  if (partitions && !badInput(form, "partitions") && asked !== "" && Number.isInteger(Number(asked)) && Number(asked) <= current) {
+    partitions = say(ngettext("%(topic)s has %(count)s partition: the new total must be more (partitions are never removed).",
+      "%(topic)s has %(count)s partitions: the new total must be more (partitions are never removed).", current), { topic, count: current });
   }
-  return { topic: chosen(form, "topic", "No topic yet: create one first."), partitions };
+  return { topic: chosen(form, "topic", gettext("No topic yet: create one first.")), partitions };
 }
 
 export function produceProblems(form, { limits }) {
@@ -153,17 +156,17 @@ export function produceProblems(form, { limits }) {
   const raw = form.elements.count.value;
   let count = whole(form, "count", 1, max);
   if (count && Number.isInteger(Number(raw)) && Number(raw) > max) {
-    count = `One command may produce at most ${max} records in this lab session, not ${raw}.`;
+    count = say(gettext("One command may produce at most %(max)s records in this lab session, not %(count)s."), { max, count: raw });
   }
   const rateText = String(form.elements.rate.value).trim();
   const rate = Number(rateText);
-  const rateProblem = badInput(form, "rate") ? "Not a number."
-    : rateText !== "" && !(rate >= 0.1 && rate <= 100) ? `From 0.1 to 100 records a second, not ${rateText}.` : "";
-  return { topic: chosen(form, "topic", "No topic yet: create one first."), count, rate: rateProblem };
+  const rateProblem = badInput(form, "rate") ? gettext("Not a number.")
+    : rateText !== "" && !(rate >= 0.1 && rate <= 100) ? say(gettext("From 0.1 to 100 records a second, not %(rate)s."), { rate: rateText }) : "";
+  return { topic: chosen(form, "topic", gettext("No topic yet: create one first.")), count, rate: rateProblem };
 }
 
 export function brokerProblems(command, form, { bounds }) {
-  const problems = { broker: chosen(form, "broker", "Choose a broker.") };
+  const problems = { broker: chosen(form, "broker", gettext("Choose a broker.")) };
   if (command === "slow_broker") problems.delay_ms = whole(form, "delay_ms", 0, bounds.max_delay_ms ?? Infinity);
   return problems;
 }
@@ -174,16 +177,15 @@ export function consumerJoinProblems(form, { bounds, view }) {
   const topics = splitTopics(form.elements.topics.value);
   const owner = view ? activeConsumers(view).get(member) : undefined;
   const taken = owner === undefined ? ""
-    : `“${member}” is already a running consumer (group “${owner}”): choose another name, or first free this one with Leave or Crash below.`;
+    : say(gettext("“%(member)s” is already a running consumer (group “%(group)s”): choose another name, or first free this one with Leave or Crash below."),
+      { member, group: owner });
+  const every = pollsByItself(form) ? whole(form, "poll_every_ms", bounds.min_poll_every_ms ?? 10, bounds.max_wait_ms ?? Infinity) : "";
   return {
     member: nameProblem(member, bounds.max_client_name ?? 100) || taken,
-    group: group === "" ? "Give the group a name."
-      : group.length > (bounds.max_group_id ?? 249) ? `At most ${bounds.max_group_id ?? 249} characters.` : "",
-    topics: topics.length === 0 ? "Name at least one topic." : topics.map((t) => topicProblem(t)).find(Boolean) || "",
-    poll_every_ms: pollsByItself(form)
-      ? whole(form, "poll_every_ms", bounds.min_poll_every_ms ?? 10, bounds.max_wait_ms ?? Infinity).replace(
-        /^Required\.$/, "How often it polls, in ms — or choose “only when you press Poll”.")
-      : "",
+    group: group === "" ? gettext("Give the group a name.")
+      : group.length > (bounds.max_group_id ?? 249) ? say(gettext("At most %(max)s characters."), { max: bounds.max_group_id ?? 249 }) : "",
+    topics: topics.length === 0 ? gettext("Name at least one topic.") : topics.map((t) => topicProblem(t)).find(Boolean) || "",
+    poll_every_ms: every === gettext("Required.") ? gettext("How often it polls, in ms — or choose “only when you press Poll”.") : every,
   };
 }
 
@@ -192,8 +194,11 @@ export function consumerJoinProblems(form, { bounds, view }) {
 export function consumerJoinNotes(form, { view }) {
   const missing = view ? splitTopics(form.elements.topics.value).filter((t) => !view.topics.has(t)) : [];
   if (!missing.length) return {};
-  const them = missing.length === 1 ? `Topic “${missing[0]}” does not exist yet` : `Topics ${missing.map((t) => `“${t}”`).join(", ")} do not exist yet`;
-  return { topics: `${them}: the consumer joins anyway (Kafka allows it) and gets no partitions of ${missing.length === 1 ? "it" : "them"} until ${missing.length === 1 ? "it is" : "they are"} created.` };
+  return { topics: missing.length === 1
+    ? say(gettext("Topic “%(topic)s” does not exist yet: the consumer joins anyway (Kafka allows it) and gets no partitions of it until it is created."),
+      { topic: missing[0] })
+    : say(gettext("Topics %(topics)s do not exist yet: the consumer joins anyway (Kafka allows it) and gets no partitions of them until they are created."),
+      { topics: missing.map((t) => `“${t}”`).join(", ") }) };
 }
 
 // Consumer name → its group, for the consumers still running (the model's `consumers`).
@@ -266,7 +271,7 @@ export class Controls {
       this.send("add_partitions", { topic: form.elements.topic.value, count: num(form.elements.partitions.value) }, { form });
     });
     this._submit("produce", (form) => this._produce(form));
-    $("[data-produce-stop]", this.root).addEventListener("click", () => this._stopRate("stopped"));
+    $("[data-produce-stop]", this.root).addEventListener("click", () => this._stopRate(gettext("stopped")));
     this._buttons("broker-faults", (command, data) => {
       const broker = num(data.get("broker"));
       if (command === "kill_broker") return { broker, mode: data.get("mode") };
@@ -275,14 +280,14 @@ export class Controls {
     }, (command, form) => brokerProblems(command, form, this.ctx));
     this._buttons("kill-leader", () => ({ mode: "process" }), () => ({}));
     this._submit("kill-leader", (form) => {
-      if (!this._fine(form, { leader_of: chosen(form, "leader_of", "No partition yet: create a topic first.") })) return;
+      if (!this._fine(form, { leader_of: chosen(form, "leader_of", gettext("No partition yet: create a topic first.")) })) return;
       this.send("kill_broker", { leader_of: form.elements.leader_of.value }, { form });
     });
     this._buttons("links", (command, data) => ({ a: nodeArg(data.get("a")), b: nodeArg(data.get("b")) }),
       (command, form) => ({ b: linkProblem(form.elements.a.value, form.elements.b.value) }));
     this._wireConsumerJoin();
     this._buttons("consumer-actions", (command, data) => ({ member: data.get("member") }),
-      (command, form) => ({ member: chosen(form, "member", "No consumer yet: join one first.") }));
+      (command, form) => ({ member: chosen(form, "member", gettext("No consumer yet: join one first.")) }));
     this._submit("builtin-scenario", (form) => this._builtin(form));
     $("[data-scenario-select]", this.root).addEventListener("change", (event) => {
       const option = event.target.selectedOptions[0];
@@ -292,7 +297,7 @@ export class Controls {
     this._submit("reset", (form) => {
       if (!this._fine(form, resetProblems(form, this.ctx))) return;
       const data = new FormData(form);
-      if (!confirm("Start a fresh cluster in this session? (The old command log is kept.)")) return;
+      if (!confirm(gettext("Start a fresh cluster in this session? (The old command log is kept.)"))) return;
       this.socket.send({ type: "reset", brokers: num(data.get("brokers")), seed: num(data.get("seed")), truncation: data.get("truncation") });
     });
   }
@@ -343,11 +348,11 @@ export class Controls {
     stop.hidden = false;
     let sent = 0;
     const tick = async () => {
-      if (!values.length) { this._stopRate(`sent ${sent}`); return; }
+      if (!values.length) { this._stopRate(say(gettext("sent %(sent)s"), { sent })); return; }
       const ack = await this.send("produce", { ...args, values: [values.shift()] }, { form });
-      if (!ack) { this._stopRate(`stopped after ${sent} (error)`); return; }
+      if (!ack) { this._stopRate(say(gettext("stopped after %(sent)s (error)"), { sent })); return; }
       sent += 1;
-      status.textContent = `sent ${sent} of ${args.values.length}…`;
+      status.textContent = say(gettext("sent %(sent)s of %(count)s…"), { sent, count: args.values.length });
     };
     tick();
     this.rateTimer = setInterval(tick, 1000 / rate);
@@ -363,28 +368,28 @@ export class Controls {
 
   async _builtin(form) {
     const name = new FormData(form).get("name");
-    if (!this._fine(form, { name: name ? "" : "Choose a scenario first." })) return;
+    if (!this._fine(form, { name: name ? "" : gettext("Choose a scenario first.") })) return;
     try {
       const response = await fetch(`${this.root.closest("[data-scenario-url]").dataset.scenarioUrl}${encodeURIComponent(name)}.json`);
-      if (!response.ok) throw new Error(`the lab answered ${response.status}`);
+      if (!response.ok) throw new Error(say(gettext("the lab answered %(status)s"), { status: response.status }));
       this._loadScenario(await response.json(), name);
     } catch (error) {
-      this._fine(form, { name: `Could not load scenario ${name}: ${error.message}` });
+      this._fine(form, { name: say(gettext("Could not load scenario %(name)s: %(error)s"), { name, error: error.message }) });
     }
   }
 
   async _upload(form) {
     const file = form.querySelector("input[type=file]").files[0];
-    if (!this._fine(form, { file: file ? "" : "Choose a JSON file first." })) return;
+    if (!this._fine(form, { file: file ? "" : gettext("Choose a JSON file first.") })) return;
     let scenario;
     try {
       scenario = JSON.parse(await file.text());
     } catch (error) {
-      this._fine(form, { file: `${file.name} is not valid JSON: ${error.message}` });
+      this._fine(form, { file: say(gettext("%(file)s is not valid JSON: %(error)s"), { file: file.name, error: error.message }) });
       return;
     }
     if (!scenario || typeof scenario !== "object" || !Array.isArray(scenario.steps)) {
-      this._fine(form, { file: `${file.name} is not a scenario: it needs a "steps" list` });
+      this._fine(form, { file: say(gettext("%(file)s is not a scenario: it needs a \"steps\" list"), { file: file.name }) });
       return;
     }
     this._loadScenario(scenario, file.name);
@@ -393,7 +398,7 @@ export class Controls {
   _loadScenario(scenario, name) {
     if (this.confirmReplace && !this.confirmReplace(name)) return;
     if (this.socket.send({ type: "load_scenario", scenario })) {
-      toast(`Loading ${name}: ${scenario.steps.length} steps queued — press Step or Play`, { kind: "info" });
+      toast(say(gettext("Loading %(name)s: %(steps)s steps queued — press Step or Play"), { name, steps: scenario.steps.length }), { kind: "info" });
       this.onScenario?.(scenario);
     }
   }
@@ -403,13 +408,15 @@ export class Controls {
     this.view = view;
     this.ctx.view = view;
     const brokers = Array.from(view.brokers.values()).sort((a, b) => a.id - b.id)
-      .map((b) => ({ value: String(b.id), label: `broker ${b.id}${b.alive ? "" : " (down)"}${view.controller === b.id ? " · controller" : ""}` }));
+      .map((b) => ({ value: String(b.id), label: say(gettext("broker %(id)s"), { id: b.id }) + (b.alive ? "" : gettext(" (down)")) +
+                     (view.controller === b.id ? gettext(" · controller") : "") }));
     const topics = Array.from(view.topics.keys()).filter((t) => !isInternal(t)).sort().map((t) => ({ value: t, label: t }));
     const partitions = sortedPartitions(view).filter((p) => !isInternal(p.topic)).map((p) => {
       const label = partitionLabel(p.topic, p.partition);
-      return { value: label, label: `${label} (leader ${p.leader < 0 ? "none" : p.leader})` };
+      return { value: label, label: p.leader < 0 ? say(gettext("%(partition)s (leader none)"), { partition: label })
+        : say(gettext("%(partition)s (leader %(leader)s)"), { partition: label, leader: p.leader }) };
     });
-    const nodes = [...brokers.map((b) => ({ value: `broker-${b.value}`, label: `broker ${b.value}` })),
+    const nodes = [...brokers.map((b) => ({ value: `broker-${b.value}`, label: say(gettext("broker %(id)s"), { id: b.value }) })),
                    ...Array.from(view.clients).sort().map((c) => ({ value: c, label: c }))];
     // Consumers that can still act: not crashed, not closed (lab/model.py `consumers`).
     const consumers = new Set((view.consumers || []).filter((c) => c.status === "active").map((c) => c.name));
@@ -430,7 +437,7 @@ export class Controls {
       const fallback = options[Number(select.dataset.defaultIndex || 0)]?.value ?? options[0]?.value;
       const chosen = options.some((o) => o.value === current) ? current : fallback;
       patch(select, options.length ? options.map((o) => h("option", { key: o.value, value: o.value, selected: o.value === chosen ? true : null }, o.label))
-        : [h("option", { key: "", value: "" }, `no ${kind} yet`)], false);
+        : [h("option", { key: "", value: "" }, NONE_YET[kind]?.() ?? say(gettext("no %(kind)s yet"), { kind }))], false);
       if (chosen !== undefined) select.value = chosen;
     }
   }
@@ -439,7 +446,7 @@ export class Controls {
     const form = this._form("produce");
     const topic = form.elements.topic.value;
     const count = view.topics.get(topic)?.partitions || 0;
-    this._fill("topic-partitions", [{ value: "", label: "by key / sticky" },
+    this._fill("topic-partitions", [{ value: "", label: gettext("by key / sticky") },
       ...Array.from({ length: count }, (_, p) => ({ value: String(p), label: `${topic}-${p}` }))]);
     if (!form.__topicWired) {
       form.__topicWired = true;
@@ -447,6 +454,12 @@ export class Controls {
     }
   }
 }
+
+// What an empty picker says (its data-options kind).
+const NONE_YET = {
+  brokers: () => gettext("no brokers yet"), topics: () => gettext("no topics yet"), partitions: () => gettext("no partitions yet"),
+  nodes: () => gettext("no nodes yet"), consumers: () => gettext("no consumers yet"),
+};
 
 // Notes at fields ({fieldName: sentence}): not problems — the command went — but worth reading.
 // They go when the field is edited or the form is sent again.

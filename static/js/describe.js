@@ -1,69 +1,106 @@
 // One sentence per event, in Kafka's words, for the event log and the toasts. Kinds this file
 // does not know (new engine events) are still shown: their fields, as they came.
+// Every sentence is the page's language (i18n.js); Kafka's own names (event fields, error codes,
+// API and config names) stay as they are.
+
+import { gettext, interpolate, ngettext } from "./i18n.js";
 
 const list = (xs) => `[${(xs || []).join(", ")}]`;
 const tp = (e) => `${e.topic}-${e.partition}`;
 // A member id is its client id and a UUID (KIP-394): "c1-2a53fb67-…" → "c1".
 const clientOf = (memberId) => String(memberId).replace(/-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "");
+const say = interpolate;
+const acksOf = (acks) => (acks === -1 ? "all" : acks);
+const warningsOf = (e) => ((e.warnings || []).length ? ` · ${e.warnings.join(" ")}` : "");
 
 const DESCRIBE = {
-  broker_started: (e) => `broker ${e.broker} ${e.restarted ? "restarted" : "started"}` +
-    ((e.recovered_partitions || []).length ? ` · recovered ${e.recovered_partitions.length} log(s)` : ""),
-  broker_crashed: (e) => `broker ${e.broker} crashed (${e.mode === "power" ? "power loss: unflushed data is gone" : "process: written data survives"})`,
-  broker_session_expired: (e) => `broker ${e.broker}'s session expired: the controller now treats it as dead`,
-  controller_elected: (e) => `broker ${e.broker} is the controller (epoch ${e.controller_epoch})`,
-  topic_created: (e) => `topic ${e.topic} created: ${e.partitions} partition(s), RF ${e.replication_factor}, replicas ${JSON.stringify(e.assignment)}` +
-    ((e.warnings || []).length ? ` · ${e.warnings.join(" ")}` : ""),
-  partitions_added: (e) => `topic ${e.topic} now has ${e.partitions} partitions (added ${JSON.stringify(e.added)})`,
-  leader_elected: (e) => `${tp(e)}: broker ${e.leader} is the leader (epoch ${e.leader_epoch}) · ISR ${list(e.isr)} · ${e.reason}` +
-    (e.previous_leader >= 0 ? ` · was broker ${e.previous_leader}` : "") + (e.unclean ? " · UNCLEAN: committed data may be lost" : ""),
-  partition_offline: (e) => `${tp(e)} is offline: no leader (${e.reason}) · ISR ${list(e.isr)}`,
-  leader_and_isr_applied: (e) => `broker ${e.broker} is ${e.role} of ${tp(e)} (leader ${e.leader}, epoch ${e.leader_epoch}, ISR ${list(e.isr)})`,
-  records_appended: (e) => `broker ${e.broker} appended ${tp(e)} offsets ${e.base_offset}..${e.last_offset} (${e.records_count} record${e.records_count === 1 ? "" : "s"}) as ${e.role} · LEO ${e.log_end_offset}`,
-  high_watermark_advanced: (e) => `broker ${e.broker} (${e.role}) ${tp(e)}: HW ${e.old} → ${e.new}`,
-  log_truncated: (e) => `broker ${e.broker} truncated ${tp(e)} from ${e.from_offset} to ${e.to_offset}: ${e.records_removed} record(s) removed (${e.reason})`,
-  segment_rolled: (e) => `broker ${e.broker} ${tp(e)}: new segment ${String(e.base_offset).padStart(20, "0")}.log (${e.reason})`,
-  segment_deleted: (e) => `broker ${e.broker} ${tp(e)}: deleted segment ${String(e.base_offset).padStart(20, "0")} (${e.size_in_bytes} bytes, ${e.reason})`,
-  log_start_offset_moved: (e) => `broker ${e.broker} ${tp(e)}: log start offset → ${e.log_start_offset} (${e.reason})`,
-  checkpoint_written: (e) => `broker ${e.broker} wrote ${e.file} ${JSON.stringify(e.entries)}` +
-    (e.internal_entries ? ` (+ ${e.internal_entries} partitions of internal topics)` : ""),
-  isr_shrunk: (e) => `${tp(e)}: ISR shrank to ${list(e.isr)} (removed ${list(e.removed)}) · ${e.reason}`,
-  isr_expanded: (e) => `${tp(e)}: ISR grew to ${list(e.isr)} (added ${list(e.added)})`,
-  message_sent: (e) => `${e.api} ${e.src} → ${e.dst}` + (e.arrive_ms < 0 ? " · will be lost" : ` · arrives at ${e.arrive_ms} ms`) + summarize(e.summary),
-  message_dropped: (e) => `${e.api} ${e.src} → ${e.dst} dropped (${e.reason})`,
-  produce_acknowledged: (e) => e.acks === 0 ? `produce #${e.request_id} to ${tp(e)} sent with acks=0 (no answer comes back)`
-    : `produce #${e.request_id} to ${tp(e)} acknowledged at offset ${e.offset} (acks=${e.acks === -1 ? "all" : e.acks})`,
-  produce_failed: (e) => `produce #${e.request_id} to ${tp(e)} FAILED: ${e.error} (acks=${e.acks === -1 ? "all" : e.acks})`,
-  producer_created: (e) => `producer ${e.producer} created` + ((e.warnings || []).length ? ` · ${e.warnings.join(" ")}` : ""),
-  producer_batch_sent: (e) => `${e.producer} sent a batch of ${e.records_count} to ${tp(e)} (broker ${e.broker}, attempt ${e.attempt}` +
-    (e.producer_id >= 0 ? `, pid ${e.producer_id} epoch ${e.producer_epoch} seq ${e.base_sequence}` : "") + ")",
-  producer_batch_retried: (e) => `${e.producer} retries ${tp(e)} after ${e.error} (attempt ${e.attempt}, backoff ${e.backoff_ms} ms)`,
-  producer_batch_acknowledged: (e) => `${e.producer}: ${e.records_count} record(s) to ${tp(e)} acknowledged at offset ${e.base_offset} after ${e.attempts} attempt(s)`,
-  producer_batch_failed: (e) => `${e.producer}: batch to ${tp(e)} FAILED: ${e.error} — ${e.message}`,
-  producer_epoch_bumped: (e) => `${e.producer}: producer epoch bumped to ${e.producer_epoch} (${e.reason})`,
-  producer_id_allocated: (e) => `broker ${e.broker} gave ${e.client} producer id ${e.producer_id} (epoch ${e.producer_epoch})`,
-  duplicate_batch_ignored: (e) => `broker ${e.broker} ${tp(e)}: duplicate batch (seq ${e.first_sequence}..${e.last_sequence}) ignored, already at ${e.base_offset}..${e.last_offset}`,
-  produce_sequence_rejected: (e) => `broker ${e.broker} ${tp(e)}: sequence ${e.base_sequence} rejected (${e.error}, expected ${e.expected_sequence})`,
-  group_state_changed: (e) => `group ${e.group}: ${e.previous_state} → ${e.state} (generation ${e.generation}, ${(e.members || []).length} member(s))` + (e.reason ? ` · ${e.reason}` : ""),
-  member_joined: (e) => e.rejoined ? `group ${e.group}: ${e.client_id} rejoined (its JoinGroup waits until every member has rejoined)`
-    : `group ${e.group}: ${e.client_id} joined as ${e.member_id}`,
-  member_removed: (e) => `group ${e.group}: ${e.client_id} removed (${e.reason})`,
-  rebalance_started: (e) => `group ${e.group}: rebalance started (was generation ${e.generation}) · ${e.reason}`,
-  rebalance_completed: (e) => `group ${e.group}: generation ${e.generation} assigned by ${e.protocol}: ` +
-    Object.entries(e.assignment || {}).map(([m, ps]) => `${clientOf(m)} → [${ps.join(", ")}]`).join("; "),
-  offsets_committed: (e) => `group ${e.group}: committed ${Object.entries(e.offsets || {}).map(([k, v]) => `${k}@${v}`).join(", ")}`,
-  coordinator_loaded: (e) => `broker ${e.broker} coordinates __consumer_offsets-${e.partition}: ${(e.groups || []).length} group(s), ${e.offsets} offset(s) loaded`,
-  coordinator_unloaded: (e) => `broker ${e.broker} no longer coordinates __consumer_offsets-${e.partition}`,
-  coordinator_discovered: (e) => `${e.consumer}: coordinator of ${e.group} is broker ${e.coordinator}`,
+  broker_started: (e) => say(e.restarted ? gettext("broker %(broker)s restarted") : gettext("broker %(broker)s started"), e) +
+    ((e.recovered_partitions || []).length
+      ? say(gettext(" · recovered %(count)s log(s)"), { count: e.recovered_partitions.length }) : ""),
+  broker_crashed: (e) => say(e.mode === "power" ? gettext("broker %(broker)s crashed (power loss: unflushed data is gone)")
+    : gettext("broker %(broker)s crashed (process: written data survives)"), e),
+  broker_session_expired: (e) => say(gettext("broker %(broker)s's session expired: the controller now treats it as dead"), e),
+  controller_elected: (e) => say(gettext("broker %(broker)s is the controller (epoch %(controller_epoch)s)"), e),
+  topic_created: (e) => say(gettext("topic %(topic)s created: %(partitions)s partition(s), RF %(replication_factor)s, replicas %(assignment)s"),
+    { ...e, assignment: JSON.stringify(e.assignment) }) + warningsOf(e),
+  partitions_added: (e) => say(gettext("topic %(topic)s now has %(partitions)s partitions (added %(added)s)"),
+    { ...e, added: JSON.stringify(e.added) }),
+  leader_elected: (e) => say(gettext("%(tp)s: broker %(leader)s is the leader (epoch %(leader_epoch)s) · ISR %(isr)s · %(reason)s"),
+    { ...e, tp: tp(e), isr: list(e.isr) }) +
+    (e.previous_leader >= 0 ? say(gettext(" · was broker %(previous_leader)s"), e) : "") +
+    (e.unclean ? gettext(" · UNCLEAN: committed data may be lost") : ""),
+  partition_offline: (e) => say(gettext("%(tp)s is offline: no leader (%(reason)s) · ISR %(isr)s"), { ...e, tp: tp(e), isr: list(e.isr) }),
+  leader_and_isr_applied: (e) => say(gettext("broker %(broker)s is %(role)s of %(tp)s (leader %(leader)s, epoch %(leader_epoch)s, ISR %(isr)s)"),
+    { ...e, tp: tp(e), isr: list(e.isr) }),
+  records_appended: (e) => say(ngettext(
+    "broker %(broker)s appended %(tp)s offsets %(base_offset)s..%(last_offset)s (%(records_count)s record) as %(role)s · LEO %(log_end_offset)s",
+    "broker %(broker)s appended %(tp)s offsets %(base_offset)s..%(last_offset)s (%(records_count)s records) as %(role)s · LEO %(log_end_offset)s",
+    e.records_count), { ...e, tp: tp(e) }),
+  high_watermark_advanced: (e) => say(gettext("broker %(broker)s (%(role)s) %(tp)s: HW %(old)s → %(new)s"), { ...e, tp: tp(e) }),
+  log_truncated: (e) => say(gettext("broker %(broker)s truncated %(tp)s from %(from_offset)s to %(to_offset)s: %(records_removed)s record(s) removed (%(reason)s)"),
+    { ...e, tp: tp(e) }),
+  segment_rolled: (e) => say(gettext("broker %(broker)s %(tp)s: new segment %(name)s.log (%(reason)s)"),
+    { ...e, tp: tp(e), name: String(e.base_offset).padStart(20, "0") }),
+  segment_deleted: (e) => say(gettext("broker %(broker)s %(tp)s: deleted segment %(name)s (%(size_in_bytes)s bytes, %(reason)s)"),
+    { ...e, tp: tp(e), name: String(e.base_offset).padStart(20, "0") }),
+  log_start_offset_moved: (e) => say(gettext("broker %(broker)s %(tp)s: log start offset → %(log_start_offset)s (%(reason)s)"), { ...e, tp: tp(e) }),
+  checkpoint_written: (e) => say(gettext("broker %(broker)s wrote %(file)s %(entries)s"), { ...e, entries: JSON.stringify(e.entries) }) +
+    (e.internal_entries ? say(gettext(" (+ %(internal_entries)s partitions of internal topics)"), e) : ""),
+  isr_shrunk: (e) => say(gettext("%(tp)s: ISR shrank to %(isr)s (removed %(removed)s) · %(reason)s"),
+    { ...e, tp: tp(e), isr: list(e.isr), removed: list(e.removed) }),
+  isr_expanded: (e) => say(gettext("%(tp)s: ISR grew to %(isr)s (added %(added)s)"), { ...e, tp: tp(e), isr: list(e.isr), added: list(e.added) }),
+  message_sent: (e) => `${e.api} ${e.src} → ${e.dst}` +
+    (e.arrive_ms < 0 ? gettext(" · will be lost") : say(gettext(" · arrives at %(arrive_ms)s ms"), e)) + summarize(e.summary),
+  message_dropped: (e) => say(gettext("%(api)s %(src)s → %(dst)s dropped (%(reason)s)"), e),
+  produce_acknowledged: (e) => (e.acks === 0
+    ? say(gettext("produce #%(request_id)s to %(tp)s sent with acks=0 (no answer comes back)"), { ...e, tp: tp(e) })
+    : say(gettext("produce #%(request_id)s to %(tp)s acknowledged at offset %(offset)s (acks=%(acks)s)"), { ...e, tp: tp(e), acks: acksOf(e.acks) })),
+  produce_failed: (e) => say(gettext("produce #%(request_id)s to %(tp)s FAILED: %(error)s (acks=%(acks)s)"), { ...e, tp: tp(e), acks: acksOf(e.acks) }),
+  producer_created: (e) => say(gettext("producer %(producer)s created"), e) + warningsOf(e),
+  producer_batch_sent: (e) => (e.producer_id >= 0
+    ? say(gettext("%(producer)s sent a batch of %(records_count)s to %(tp)s (broker %(broker)s, attempt %(attempt)s, pid %(producer_id)s epoch %(producer_epoch)s seq %(base_sequence)s)"),
+      { ...e, tp: tp(e) })
+    : say(gettext("%(producer)s sent a batch of %(records_count)s to %(tp)s (broker %(broker)s, attempt %(attempt)s)"), { ...e, tp: tp(e) })),
+  producer_batch_retried: (e) => say(gettext("%(producer)s retries %(tp)s after %(error)s (attempt %(attempt)s, backoff %(backoff_ms)s ms)"),
+    { ...e, tp: tp(e) }),
+  producer_batch_acknowledged: (e) => say(gettext("%(producer)s: %(records_count)s record(s) to %(tp)s acknowledged at offset %(base_offset)s after %(attempts)s attempt(s)"),
+    { ...e, tp: tp(e) }),
+  producer_batch_failed: (e) => say(gettext("%(producer)s: batch to %(tp)s FAILED: %(error)s — %(message)s"), { ...e, tp: tp(e) }),
+  producer_epoch_bumped: (e) => say(gettext("%(producer)s: producer epoch bumped to %(producer_epoch)s (%(reason)s)"), e),
+  producer_id_allocated: (e) => say(gettext("broker %(broker)s gave %(client)s producer id %(producer_id)s (epoch %(producer_epoch)s)"), e),
+  duplicate_batch_ignored: (e) => say(gettext("broker %(broker)s %(tp)s: duplicate batch (seq %(first_sequence)s..%(last_sequence)s) ignored, already at %(base_offset)s..%(last_offset)s"),
+    { ...e, tp: tp(e) }),
+  produce_sequence_rejected: (e) => say(gettext("broker %(broker)s %(tp)s: sequence %(base_sequence)s rejected (%(error)s, expected %(expected_sequence)s)"),
+    { ...e, tp: tp(e) }),
+  group_state_changed: (e) => say(gettext("group %(group)s: %(previous_state)s → %(state)s (generation %(generation)s, %(members)s member(s))"),
+    { ...e, members: (e.members || []).length }) + (e.reason ? ` · ${e.reason}` : ""),
+  member_joined: (e) => (e.rejoined
+    ? say(gettext("group %(group)s: %(client_id)s rejoined (its JoinGroup waits until every member has rejoined)"), e)
+    : say(gettext("group %(group)s: %(client_id)s joined as %(member_id)s"), e)),
+  member_removed: (e) => say(gettext("group %(group)s: %(client_id)s removed (%(reason)s)"), e),
+  rebalance_started: (e) => say(gettext("group %(group)s: rebalance started (was generation %(generation)s) · %(reason)s"), e),
+  rebalance_completed: (e) => say(gettext("group %(group)s: generation %(generation)s assigned by %(protocol)s: %(assignment)s"), {
+    ...e, assignment: Object.entries(e.assignment || {}).map(([m, ps]) => `${clientOf(m)} → [${ps.join(", ")}]`).join("; "),
+  }),
+  offsets_committed: (e) => say(gettext("group %(group)s: committed %(offsets)s"),
+    { ...e, offsets: Object.entries(e.offsets || {}).map(([k, v]) => `${k}@${v}`).join(", ") }),
+  coordinator_loaded: (e) => say(gettext("broker %(broker)s coordinates __consumer_offsets-%(partition)s: %(groups)s group(s), %(offsets)s offset(s) loaded"),
+    { ...e, groups: (e.groups || []).length }),
+  coordinator_unloaded: (e) => say(gettext("broker %(broker)s no longer coordinates __consumer_offsets-%(partition)s"), e),
+  coordinator_discovered: (e) => say(gettext("%(consumer)s: coordinator of %(group)s is broker %(coordinator)s"), e),
   assignment_received: (e) => assignmentReceived(e),
-  partitions_revoked: (e) => `${e.consumer} ${e.lost ? "lost" : "gave up"} ${list(e.partitions)}${e.reason ? ` (${e.reason})` : ""}`,
-  records_consumed: (e) => `${e.consumer} polled ${(e.records || []).length} record(s)` + recordsSpan(e.records),
-  records_processed: (e) => `${e.consumer} processed ${(e.records || []).length} record(s)` + ((e.duplicates || []).length ? ` · ${e.duplicates.length} DUPLICATE(S)` : ""),
-  offset_commit_failed: (e) => `${e.consumer}: commit to ${e.group} FAILED: ${e.error}`,
-  offsets_reset: (e) => `${e.consumer}: ${tp(e)} reset to ${e.offset} (${e.strategy})`,
-  consumer_left_group: (e) => `${e.consumer} left ${e.group} (${e.reason})`,
-  consumer_crashed: (e) => `${e.consumer} crashed${e.group ? ` (group ${e.group}): no LeaveGroup is sent, so the coordinator keeps it as a member until its session times out` : ""}`,
-  fault_injected: (e) => `fault: ${e.fault} ${list(e.brokers)}${e.detail ? " " + e.detail : ""}`,
+  partitions_revoked: (e) => say(e.lost ? gettext("%(consumer)s lost %(partitions)s") : gettext("%(consumer)s gave up %(partitions)s"),
+    { ...e, partitions: list(e.partitions) }) + (e.reason ? ` (${e.reason})` : ""),
+  records_consumed: (e) => say(gettext("%(consumer)s polled %(count)s record(s)"), { ...e, count: (e.records || []).length }) + recordsSpan(e.records),
+  records_processed: (e) => say(gettext("%(consumer)s processed %(count)s record(s)"), { ...e, count: (e.records || []).length }) +
+    ((e.duplicates || []).length ? say(gettext(" · %(count)s DUPLICATE(S)"), { count: e.duplicates.length }) : ""),
+  offset_commit_failed: (e) => say(gettext("%(consumer)s: commit to %(group)s FAILED: %(error)s"), e),
+  offsets_reset: (e) => say(gettext("%(consumer)s: %(tp)s reset to %(offset)s (%(strategy)s)"), { ...e, tp: tp(e) }),
+  consumer_left_group: (e) => say(gettext("%(consumer)s left %(group)s (%(reason)s)"), e),
+  consumer_crashed: (e) => (e.group
+    ? say(gettext("%(consumer)s crashed (group %(group)s): no LeaveGroup is sent, so the coordinator keeps it as a member until its session times out"), e)
+    : say(gettext("%(consumer)s crashed"), e)),
+  fault_injected: (e) => say(gettext("fault: %(fault)s %(brokers)s"), { ...e, brokers: list(e.brokers) }) + (e.detail ? " " + e.detail : ""),
 };
 
 // What a member gave up and what it got in a rebalance. With the eager protocols a member revokes
@@ -71,25 +108,29 @@ const DESCRIBE = {
 // had before, which is what a learner compares with.
 function assignmentReceived(e) {
   const now = e.assignment || [];
-  const head = `${e.consumer} (group ${e.group}, generation ${e.generation})`;
+  const head = say(gettext("%(consumer)s (group %(group)s, generation %(generation)s)"), e);
   if (!Array.isArray(e.previous)) {
-    return `${head} owns ${list(now)}` + ((e.added || []).length ? ` · added ${list(e.added)}` : "") +
-      ((e.revoked || []).length ? ` · revoked ${list(e.revoked)}` : "") + (e.idle ? " · idle" : "");
+    return say(gettext("%(head)s owns %(partitions)s"), { head, partitions: list(now) }) +
+      ((e.added || []).length ? say(gettext(" · added %(partitions)s"), { partitions: list(e.added) }) : "") +
+      ((e.revoked || []).length ? say(gettext(" · revoked %(partitions)s"), { partitions: list(e.revoked) }) : "") +
+      (e.idle ? gettext(" · idle") : "");
   }
   const before = e.previous;
   const kept = now.filter((tp) => before.includes(tp));
   const gaveUp = before.filter((tp) => !now.includes(tp));
   const got = now.filter((tp) => !before.includes(tp));
-  const parts = [now.length ? `${head} now owns ${list(now)}` : `${head} owns nothing: more consumers than partitions, so it idles`];
-  if (!before.length && now.length) parts.push("all new to it");
-  if (kept.length) parts.push(`kept ${kept.join(", ")}`);
-  if (gaveUp.length) parts.push(`gave up (revoked) ${gaveUp.join(", ")}: no longer its to read`);
-  if (got.length && before.length) parts.push(`got ${got.join(", ")} (new to it)`);
+  const parts = [now.length ? say(gettext("%(head)s now owns %(partitions)s"), { head, partitions: list(now) })
+    : say(gettext("%(head)s owns nothing: more consumers than partitions, so it idles"), { head })];
+  if (!before.length && now.length) parts.push(gettext("all new to it"));
+  if (kept.length) parts.push(say(gettext("kept %(partitions)s"), { partitions: kept.join(", ") }));
+  if (gaveUp.length) parts.push(say(gettext("gave up (revoked) %(partitions)s: no longer its to read"), { partitions: gaveUp.join(", ") }));
+  if (got.length && before.length) parts.push(say(gettext("got %(partitions)s (new to it)"), { partitions: got.join(", ") }));
   const cooperative = (e.revoked || []).length > 0 || /cooperative/.test(e.protocol || "");
   if (before.length && !cooperative) {
-    parts.push(`eager rebalance (${e.protocol || "eager"}): it had revoked all it owned before rejoining, so it stopped reading until now`);
+    parts.push(say(gettext("eager rebalance (%(protocol)s): it had revoked all it owned before rejoining, so it stopped reading until now"),
+      { protocol: e.protocol || "eager" }));
   } else if ((e.revoked || []).length) {
-    parts.push("cooperative rebalance: it kept reading the rest; a second rebalance hands the revoked partitions over");
+    parts.push(gettext("cooperative rebalance: it kept reading the rest; a second rebalance hands the revoked partitions over"));
   }
   return parts.join(" · ");
 }

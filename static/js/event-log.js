@@ -15,6 +15,7 @@
 
 import { $, h, Pacer, patch } from "./dom.js";
 import { describeEvent } from "./describe.js";
+import { gettext, interpolate as say } from "./i18n.js";
 
 const KEEP = 20000;
 const SHOWN = 400;
@@ -25,6 +26,7 @@ const SHOWN = 400;
 const BUSY_SHOWN = 80;
 const BUSY_GAP_MS = 200;   // … and five draws a second at most
 const NETWORK_KINDS = new Set(["message_sent", "message_dropped"]);
+const LINE_TITLE = gettext("event %(seq)s · step %(step)s · click to rewind to just after it");
 
 function textOf(entry) {
   entry.text ??= describeEvent(entry.e);
@@ -202,7 +204,7 @@ export class EventLog {
     if (this._kindsChanged) {
       this._kindsChanged = false;
       const current = this.kindSelect.value;
-      patch(this.kindSelect, [h("option", { key: "", value: "" }, "all kinds"),
+      patch(this.kindSelect, [h("option", { key: "", value: "" }, gettext("all kinds")),
         ...Array.from(this.kinds).sort().map((k) => h("option", { key: k, value: k, selected: k === current ? true : null }, k))], false);
     }
     const filter = this._filter();
@@ -219,7 +221,7 @@ export class EventLog {
     patch(this.list, shown.map((entry) => h("li", {
       key: `e${entry.e.seq}`, memo: [entry], class: `log-line kind-${entry.e.kind}`, tabindex: 0, role: "button",
       "data-step": entry.e.step, "data-seq": entry.e.seq, "data-kind": entry.e.kind,
-      title: `event ${entry.e.seq} · step ${entry.e.step} · click to rewind to just after it`,
+      title: say(LINE_TITLE, entry.e),
     }, () => [
       h("span", { class: "log-time" }, `${(entry.e.time_ms / 1000).toFixed(3)}s`),
       h("span", { class: "log-step" }, `#${entry.e.step}`),
@@ -227,11 +229,12 @@ export class EventLog {
       h("span", { class: "log-text" }, textOf(entry)),
     ])), false);
     if (nearBottom) this.list.scrollTop = this.list.scrollHeight;
-    const more = matching > shown.length ? ` (the last ${shown.length} shown)` : "";
-    const folded = hidden ? ` · ${hidden} bookkeeping lines folded (network, internal topics)` : "";
-    const coalesced = this.coalesced ? ` · ${this.coalesced} came too fast to stream (in the history)` : "";
-    const earlier = this.history.more ? " · earlier events on the server" : "";
-    this.count.textContent = `${matching} of ${this.entries.length} events${more}${folded}${coalesced}${earlier}`;
+    const more = matching > shown.length ? say(gettext(" (the last %(count)s shown)"), { count: shown.length }) : "";
+    const folded = hidden ? say(gettext(" · %(count)s bookkeeping lines folded (network, internal topics)"), { count: hidden }) : "";
+    const coalesced = this.coalesced ? say(gettext(" · %(count)s came too fast to stream (in the history)"), { count: this.coalesced }) : "";
+    const earlier = this.history.more ? gettext(" · earlier events on the server") : "";
+    this.count.textContent = say(gettext("%(matching)s of %(count)s events"), { matching, count: this.entries.length }) +
+      `${more}${folded}${coalesced}${earlier}`;
   }
 
   // The newest `limit` lines the filter lets through, oldest first.

@@ -3,7 +3,9 @@
 // message for the whole form. The server checks every argument again (engine/scenarios/schema.py)
 // and its refusal shows here too. Nothing is clamped: a value out of range is refused with words.
 //
-// A check returns "" when the value is fine, else the sentence to show.
+// A check returns "" when the value is fine, else the sentence to show (in the page's language).
+
+import { gettext, interpolate as say } from "./i18n.js";
 
 const TOPIC_CHARS = /^[A-Za-z0-9._-]+$/;
 const NAME_CHARS = /^[A-Za-z0-9._-]+$/;
@@ -12,24 +14,24 @@ const MAX_TOPIC_LENGTH = 249;
 // A whole number from `min` to `max`; `raw` is the field's text ("" when empty).
 export function wholeProblem(raw, min, max, { required = true, badInput = false } = {}) {
   const text = String(raw ?? "").trim();
-  if (badInput) return "Not a number.";
-  if (text === "") return required ? "Required." : "";
+  if (badInput) return gettext("Not a number.");
+  if (text === "") return required ? gettext("Required.") : "";
   const n = Number(text);
-  if (!Number.isFinite(n)) return `Not a number: “${text}”.`;
-  if (!Number.isInteger(n)) return `A whole number, please — not ${text}.`;
-  if (n < min || n > max) return `From ${min} to ${max}, not ${text}.`;
+  if (!Number.isFinite(n)) return say(gettext("Not a number: “%(text)s”."), { text });
+  if (!Number.isInteger(n)) return say(gettext("A whole number, please — not %(text)s."), { text });
+  if (n < min || n > max) return say(gettext("From %(min)s to %(max)s, not %(text)s."), { min, max, text });
   return "";
 }
 
 // Kafka's rules for a topic name; `creating` adds the rule that "__" names are Kafka's own.
 export function topicProblem(raw, { creating = false } = {}) {
   const name = String(raw ?? "").trim();
-  if (name === "") return "Give the topic a name.";
-  if (name === "." || name === "..") return "A topic cannot be called “.” or “..”.";
-  if (name.length > MAX_TOPIC_LENGTH) return `At most ${MAX_TOPIC_LENGTH} characters (this one has ${name.length}).`;
-  if (!TOPIC_CHARS.test(name)) return `“${name}”: only ASCII letters, digits, “.”, “_” and “-”.`;
+  if (name === "") return gettext("Give the topic a name.");
+  if (name === "." || name === "..") return gettext("A topic cannot be called “.” or “..”.");
+  if (name.length > MAX_TOPIC_LENGTH) return say(gettext("At most %(max)s characters (this one has %(length)s)."), { max: MAX_TOPIC_LENGTH, length: name.length });
+  if (!TOPIC_CHARS.test(name)) return say(gettext("“%(name)s”: only ASCII letters, digits, “.”, “_” and “-”."), { name });
   if (creating && name.startsWith("__")) {
-    return "Names starting with “__” are Kafka's internal topics (like __consumer_offsets): the brokers create those themselves.";
+    return gettext("Names starting with “__” are Kafka's internal topics (like __consumer_offsets): the brokers create those themselves.");
   }
   return "";
 }
@@ -37,16 +39,16 @@ export function topicProblem(raw, { creating = false } = {}) {
 // A producer's or consumer's name (it becomes a network node: consumer-<name>).
 export function nameProblem(raw, maxLength) {
   const name = String(raw ?? "").trim();
-  if (name === "") return "Give it a name.";
-  if (name.length > maxLength) return `At most ${maxLength} characters (this one has ${name.length}).`;
-  if (!NAME_CHARS.test(name)) return `“${name}”: only letters, digits, “.”, “_” and “-”.`;
+  if (name === "") return gettext("Give it a name.");
+  if (name.length > maxLength) return say(gettext("At most %(max)s characters (this one has %(length)s)."), { max: maxLength, length: name.length });
+  if (!NAME_CHARS.test(name)) return say(gettext("“%(name)s”: only letters, digits, “.”, “_” and “-”."), { name });
   return "";
 }
 
 // The two ends of a network link.
 export function linkProblem(a, b) {
-  if (!a || !b) return "Choose two nodes.";
-  return a === b ? `A link joins two different nodes: ${a} and ${a} is no link. Choose another node.` : "";
+  if (!a || !b) return gettext("Choose two nodes.");
+  return a === b ? say(gettext("A link joins two different nodes: %(node)s and %(node)s is no link. Choose another node."), { node: a }) : "";
 }
 
 // -- showing -----------------------------------------------------------------------------------------
@@ -121,7 +123,7 @@ export function hasProblems(form) {
 // be …" names `values`) or that Kafka's error points to, else at the form. `fields` maps step
 // arguments and Kafka error names to this form's field names.
 export function serverProblem(error, command, fields = {}) {
-  const message = String(error?.message || "The server refused that");
+  const message = String(error?.message || gettext("The server refused that"));
   const named = new RegExp(`^${command}\\.([a-z_]+) `).exec(message);
   const field = (named && fields[named[1]]) || fields[error?.kafka_error] ||
     Object.entries(fields.messages || {}).find(([pattern]) => new RegExp(pattern).test(message))?.[1] || "";

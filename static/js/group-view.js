@@ -12,12 +12,14 @@
 
 import { h, patch } from "./dom.js";
 import { describeEvent } from "./describe.js";
+import { gettext, interpolate as say } from "./i18n.js";
 import { currentGroups, partitionKey } from "./lab-state.js";
 
+// JoinGroup and SyncGroup are Kafka's request names; "Assignment" is a word.
 const PHASES = [
-  { id: "join", label: "JoinGroup", zh: "加入" },
-  { id: "sync", label: "SyncGroup", zh: "同步" },
-  { id: "assign", label: "Assignment", zh: "分配" },
+  { id: "join", label: () => "JoinGroup" },
+  { id: "sync", label: () => "SyncGroup" },
+  { id: "assign", label: () => gettext("Assignment") },
 ];
 const PHASE_OF_STATE = { PreparingRebalance: "join", CompletingRebalance: "sync", Stable: "assign", Empty: "none" };
 const GROUP_EVENT = /group|consumer|rebalanc|join|sync|heartbeat|member|offset_commit|committed|assign|poll/i;
@@ -128,74 +130,91 @@ function sessionDue(view, groupId, member) {
 
 function crashedText(view, g, m) {
   const due = sessionDue(view, g.id, m);
-  const left = due === null ? "" : ` in ${seconds(Math.max(0, due - view.time_ms))}`;
-  return `crashed, still a member until its session times out${left} — it can no longer poll, commit or leave`;
+  return due === null ? gettext("crashed, still a member until its session times out — it can no longer poll, commit or leave")
+    : say(gettext("crashed, still a member until its session times out in %(time)s — it can no longer poll, commit or leave"),
+      { time: seconds(Math.max(0, due - view.time_ms)) });
 }
 
 // How an awaited member will (or will not) rejoin, in a learner's words.
 function awaitedHow(consumer) {
-  if (!consumer) return "has not rejoined yet";
-  if (consumer.status === "crashed") return "crashed: it will never rejoin; the coordinator drops it when its session times out";
-  if (consumer.status === "closed") return "closed: its LeaveGroup is on its way";
-  if (consumer.polls_by_itself) return "polls by itself: rejoins at its next poll() once a heartbeat has told it of the rebalance";
-  return "polls only when you press Poll: a consumer rejoins inside poll(), so press Poll for it " +
-         "(a heartbeat, every 3 s by default, first tells it of the rebalance)";
+  if (!consumer) return gettext("has not rejoined yet");
+  if (consumer.status === "crashed") return gettext("crashed: it will never rejoin; the coordinator drops it when its session times out");
+  if (consumer.status === "closed") return gettext("closed: its LeaveGroup is on its way");
+  if (consumer.polls_by_itself) return gettext("polls by itself: rejoins at its next poll() once a heartbeat has told it of the rebalance");
+  return gettext("polls only when you press Poll: a consumer rejoins inside poll(), so press Poll for it " +
+                 "(a heartbeat, every 3 s by default, first tells it of the rebalance)");
 }
 
 function memberStatus(view, g, m, consumer) {
   if (consumer?.status === "crashed") return { kind: "crashed", text: crashedText(view, g, m) };
-  if (consumer?.status === "closed") return { kind: "closed", text: "closed: leaving the group" };
+  if (consumer?.status === "closed") return { kind: "closed", text: gettext("closed: leaving the group") };
   const r = g.rebalance;
   if (r?.phase === "join" && r.joined.includes(m.client)) {
-    return (r.new || []).includes(m.client) ? { kind: "joined", text: "joined ✓ (new member: its JoinGroup waits at the coordinator)" }
-      : { kind: "rejoined", text: "rejoined ✓ (its JoinGroup waits at the coordinator)" };
+    return (r.new || []).includes(m.client) ? { kind: "joined", text: gettext("joined ✓ (new member: its JoinGroup waits at the coordinator)") }
+      : { kind: "rejoined", text: gettext("rejoined ✓ (its JoinGroup waits at the coordinator)") };
   }
-  if (r?.phase === "join" && r.awaited.includes(m.client)) return { kind: "awaited", text: `awaited — ${awaitedHow(consumer)}` };
-  if (r?.phase === "sync" && r.sync_awaited.includes(m.client)) return { kind: "syncing", text: "SyncGroup not sent yet" };
+  if (r?.phase === "join" && r.awaited.includes(m.client)) {
+    return { kind: "awaited", text: say(gettext("awaited — %(how)s"), { how: awaitedHow(consumer) }) };
+  }
+  if (r?.phase === "sync" && r.sync_awaited.includes(m.client)) return { kind: "syncing", text: gettext("SyncGroup not sent yet") };
   if (!consumer) return { kind: "", text: "" };
-  return { kind: "active", text: consumer.polls_by_itself ? "polls by itself" : "polls when you press Poll" };
+  return { kind: "active", text: consumer.polls_by_itself ? gettext("polls by itself") : gettext("polls when you press Poll") };
 }
 
 // -- the explanation while a rebalance waits, or while the coordinator is away -------------------------
 function until(view, r) {
   if (typeof r.deadline_ms !== "number") return "";
-  return `until t = ${seconds(r.deadline_ms)} (in ${seconds(Math.max(0, r.deadline_ms - view.time_ms))})`;
+  return say(gettext("until t = %(at)s (in %(left)s)"), { at: seconds(r.deadline_ms), left: seconds(Math.max(0, r.deadline_ms - view.time_ms)) });
 }
 
 function joinWait(view, g, r, consumers) {
   if (r.initial) {
-    return [`A new group: the coordinator waits group.initial.rebalance.delay.ms for more members to join ${until(view, r)} ` +
-            "(each new member extends the wait, up to the rebalance timeout), then forms generation " +
-            `${Number(g.generation) + 1}.`, r.joined.length ? `Joined so far: ${names(r.joined)}.` : ""];
+    return [say(gettext("A new group: the coordinator waits group.initial.rebalance.delay.ms for more members to join %(until)s " +
+                        "(each new member extends the wait, up to the rebalance timeout), then forms generation %(generation)s."),
+                { until: until(view, r), generation: Number(g.generation) + 1 }),
+            r.joined.length ? say(gettext("Joined so far: %(names)s."), { names: names(r.joined) }) : ""];
   }
-  const sent = r.joined.map((name) => `${name} (${(r.new || []).includes(name) ? "new member" : "rejoined"})`);
-  const lines = [`Rebalance, join phase: every member must send JoinGroup (again). Sent: ${sent.length ? names(sent) : "nobody yet"}.`];
-  for (const name of r.awaited) lines.push(`Awaited: ${name} — ${awaitedHow(consumers.get(name))}.`);
-  if (r.pending_member_ids) lines.push(`${r.pending_member_ids} new member(s) were given a member id and are coming back with it.`);
-  lines.push(`The coordinator waits ${until(view, r)}: the rebalance timeout (the members' largest max.poll.interval.ms, ` +
-             `${seconds(r.timeout_ms)}); whoever has not rejoined by then is removed from the group.`);
+  const sent = r.joined.map((name) => `${name} (${(r.new || []).includes(name) ? gettext("new member") : gettext("rejoined")})`);
+  const lines = [say(gettext("Rebalance, join phase: every member must send JoinGroup (again). Sent: %(names)s."),
+                     { names: sent.length ? names(sent) : gettext("nobody yet") })];
+  for (const name of r.awaited) lines.push(say(gettext("Awaited: %(name)s — %(how)s."), { name, how: awaitedHow(consumers.get(name)) }));
+  if (r.pending_member_ids) {
+    lines.push(say(gettext("%(count)s new member(s) were given a member id and are coming back with it."), { count: r.pending_member_ids }));
+  }
+  lines.push(say(gettext("The coordinator waits %(until)s: the rebalance timeout (the members' largest max.poll.interval.ms, " +
+                         "%(timeout)s); whoever has not rejoined by then is removed from the group."),
+                 { until: until(view, r), timeout: seconds(r.timeout_ms) }));
   return lines;
 }
 
 function syncWait(view, g, r) {
-  return [`Join phase done: generation ${g.generation} is formed. Sync phase: the leader${r.leader ? ` ${r.leader}` : ""} runs the ` +
-          `assignor${g.protocol ? ` (${g.protocol})` : ""} and sends everyone's assignment in its SyncGroup; the coordinator ` +
-          "writes it to __consumer_offsets, then answers every member.",
-          r.sync_awaited.length ? `SyncGroup not sent yet: ${names(r.sync_awaited)} (deadline ${until(view, r)}).` : ""];
+  return [say(gettext("Join phase done: generation %(generation)s is formed. Sync phase: the leader%(leader)s runs the " +
+                      "assignor%(protocol)s and sends everyone's assignment in its SyncGroup; the coordinator " +
+                      "writes it to __consumer_offsets, then answers every member."),
+              { generation: g.generation, leader: r.leader ? ` ${r.leader}` : "", protocol: g.protocol ? ` (${g.protocol})` : "" }),
+          r.sync_awaited.length ? say(gettext("SyncGroup not sent yet: %(names)s (deadline %(until)s)."),
+                                      { names: names(r.sync_awaited), until: until(view, r) }) : ""];
 }
 
 function coordinatorAway(view, g) {
-  const where = g.coordinatorPartition !== undefined && g.coordinatorPartition >= 0 ? `__consumer_offsets-${g.coordinatorPartition}` : "its __consumer_offsets partition";
+  const known = g.coordinatorPartition !== undefined && g.coordinatorPartition >= 0;
+  const where = known ? `__consumer_offsets-${g.coordinatorPartition}` : "";
   const broker = view.brokers.get(g.coordinator);
   const expiry = (view.timers || []).find((t) => t.kind === "session_expiry" && t.subject === `broker-${g.coordinator}`);
   const when = typeof expiry?.due_ms === "number"
-    ? ` (the controller learns it is gone when its ZooKeeper session expires, in ${seconds(Math.max(0, expiry.due_ms - view.time_ms))})` : "";
-  const what = g.coordinator === undefined || g.coordinator < 0 ? `${where} has no leader yet, so the group has no coordinator`
-    : broker && !broker.alive ? `coordinator broker ${g.coordinator} is down: the group lives in ${where}, and until the controller ` +
-                                `makes another replica its leader${when}, nobody answers for the group`
-    : `broker ${g.coordinator} is loading ${where}: it replays the group's metadata and committed offsets from the log`;
+    ? say(gettext(" (the controller learns it is gone when its ZooKeeper session expires, in %(time)s)"),
+          { time: seconds(Math.max(0, expiry.due_ms - view.time_ms)) }) : "";
+  const values = { where, when, broker: g.coordinator };
+  const what = g.coordinator === undefined || g.coordinator < 0
+    ? say(known ? gettext("%(where)s has no leader yet, so the group has no coordinator")
+      : gettext("its __consumer_offsets partition has no leader yet, so the group has no coordinator"), values)
+    : broker && !broker.alive
+      ? say(known ? gettext("coordinator broker %(broker)s is down: the group lives in %(where)s, and until the controller makes another replica its leader%(when)s, nobody answers for the group")
+        : gettext("coordinator broker %(broker)s is down: the group lives in its __consumer_offsets partition, and until the controller makes another replica its leader%(when)s, nobody answers for the group"), values)
+      : say(known ? gettext("broker %(broker)s is loading %(where)s: it replays the group's metadata and committed offsets from the log")
+        : gettext("broker %(broker)s is loading its __consumer_offsets partition: it replays the group's metadata and committed offsets from the log"), values);
   return `${what[0].toUpperCase()}${what.slice(1)}. ` +
-         (g.lastKnown ? "Below, greyed: what the group showed last." : "Nothing is known of the group until then.");
+         (g.lastKnown ? gettext("Below, greyed: what the group showed last.") : gettext("Nothing is known of the group until then."));
 }
 
 // -- the view --------------------------------------------------------------------------------------------
@@ -238,7 +257,7 @@ export class GroupView {
     const groups = currentGroups(view).map(normalizeGroup);
     if (!groups.length) {
       patch(this.root, [h("p", { key: "none", class: "muted" },
-        "No consumer groups yet. Join a consumer on the left (Consumers tab) and its group appears here: members, generation, assignment, committed offsets and lag. 消费者组")]);
+        gettext("No consumer groups yet. Join a consumer on the left (Consumers tab) and its group appears here: members, generation, assignment, committed offsets and lag."))]);
       return;
     }
     const consumers = new Map((view.consumers || []).map((c) => [c.name, c]));
@@ -266,8 +285,8 @@ export class GroupView {
       key: p.id, "data-phase": p.id,
       class: `phase${i < index || (settled && i === index) ? " done" : ""}${i === index ? " active" : ""}`,
       "aria-current": i === index ? "step" : null,
-    }, `${i < index || (settled && i === index) ? "✓ " : ""}${p.label} ${p.zh}`));
-    return h("ol", { class: "phases", "aria-label": "Rebalance phases", "data-phase-now": index < 0 ? "" : now,
+    }, `${i < index || (settled && i === index) ? "✓ " : ""}${p.label()}`));
+    return h("ol", { class: "phases", "aria-label": gettext("Rebalance phases"), "data-phase-now": index < 0 ? "" : now,
                      "data-animating": animated ? "true" : null }, nodes);
   }
 
@@ -276,7 +295,7 @@ export class GroupView {
     if (g.state === "Unknown") lines = [coordinatorAway(view, g)];
     else if (g.rebalance?.phase === "join") lines = joinWait(view, g, g.rebalance, consumers);
     else if (g.rebalance?.phase === "sync") lines = syncWait(view, g, g.rebalance);
-    else if (g.state === "Empty") lines = ["Empty: no members. The committed offsets stay; the next consumer to join starts from them."];
+    else if (g.state === "Empty") lines = [gettext("Empty: no members. The committed offsets stay; the next consumer to join starts from them.")];
     lines = lines.filter(Boolean);
     if (!lines.length) return null;
     const kind = g.state === "Unknown" ? "coordinator" : g.state === "Empty" ? "empty" : "rebalance";
@@ -290,7 +309,7 @@ export class GroupView {
       return h("tr", { key: `m:${m.id}`, "data-member": m.id, "data-member-name": m.client, "data-member-status": status.kind || null,
                        class: status.kind === "crashed" ? "crashed" : null }, [
         h("th", { scope: "row" }, `${m.client ?? m.id}${g.leader && g.leader === m.id ? " ★ leader" : ""}`),
-        h("td", {}, m.assigned.length ? m.assigned.join(", ") : "— (nothing assigned)"),
+        h("td", {}, m.assigned.length ? m.assigned.join(", ") : gettext("— (nothing assigned)")),
         h("td", {}, status.text),
       ]);
     });
@@ -299,12 +318,12 @@ export class GroupView {
     for (const c of joining) {
       rows.push(h("tr", { key: `j:${c.name}`, "data-joining": c.name, class: "joining" }, [
         h("th", { scope: "row" }, c.name), h("td", {}, "—"),
-        h("td", {}, "joining: not a member yet (finding the coordinator, or its first JoinGroup is on its way)")]));
+        h("td", {}, gettext("joining: not a member yet (finding the coordinator, or its first JoinGroup is on its way)"))]));
     }
     return h("table", { class: "data" }, [
-      h("caption", {}, `Members (${g.members.length}) 成员`),
-      h("thead", {}, [h("tr", {}, [h("th", {}, "member"), h("th", {}, "assigned partitions"), h("th", {}, "doing")])]),
-      h("tbody", {}, rows.length ? rows : [h("tr", {}, [h("td", { colspan: 3, class: "muted" }, "no members")])]),
+      h("caption", {}, say(gettext("Members (%(count)s)"), { count: g.members.length })),
+      h("thead", {}, [h("tr", {}, [h("th", {}, gettext("member")), h("th", {}, gettext("assigned partitions")), h("th", {}, gettext("doing"))])]),
+      h("tbody", {}, rows.length ? rows : [h("tr", {}, [h("td", { colspan: 3, class: "muted" }, gettext("no members"))])]),
     ]);
   }
 
@@ -323,15 +342,16 @@ export class GroupView {
                        "data-hw": hw ?? "" }, [
         h("th", { scope: "row" }, tp),
         h("td", {}, owner ? String(owner.client ?? owner.id) : "—"),
-        h("td", {}, committed === undefined ? "none yet" : String(committed)),
-        h("td", {}, hw !== null ? String(hw) : part ? "? (no leader)" : "?"),
+        h("td", {}, committed === undefined ? gettext("none yet") : String(committed)),
+        h("td", {}, hw !== null ? String(hw) : part ? gettext("? (no leader)") : "?"),
         h("td", { class: lag ? "lag" : "" }, lag === null ? "?" : String(lag)),
       ]);
     });
     return h("table", { class: "data" }, [
-      h("caption", {}, "Committed offsets and lag 位移与积压 (lag = HW − committed)"),
-      h("thead", {}, [h("tr", {}, [h("th", {}, "partition"), h("th", {}, "owner"), h("th", {}, "committed"), h("th", {}, "HW"), h("th", {}, "lag")])]),
-      h("tbody", {}, rows.length ? rows : [h("tr", {}, [h("td", { colspan: 5, class: "muted" }, "nothing committed yet")])]),
+      h("caption", {}, gettext("Committed offsets and lag (lag = HW − committed)")),
+      h("thead", {}, [h("tr", {}, [h("th", {}, gettext("partition")), h("th", {}, gettext("owner")), h("th", {}, gettext("committed")),
+                                   h("th", {}, "HW"), h("th", {}, gettext("lag"))])]),
+      h("tbody", {}, rows.length ? rows : [h("tr", {}, [h("td", { colspan: 5, class: "muted" }, gettext("nothing committed yet"))])]),
     ]);
   }
 
@@ -339,19 +359,21 @@ export class GroupView {
     const track = this.tracks.get(g.id);
     const recent = (track?.events || []).slice(-4).map((e, i) => h("li", { key: `ev${e.seq}:${i}` }, [
       h("strong", {}, e.kind), h("span", {}, ` ${describeEvent(e)}`)]));
-    const known = g.lastKnown ? "last known " : "";
+    const unknown = g.state === "Unknown" && !g.lastKnown;
     const body = h("div", { class: g.lastKnown ? "group-body last-known" : "group-body", "aria-disabled": g.lastKnown ? "true" : null }, [
       this._members(view, g, consumers), this._lag(view, g)]);
     return h("article", { key: `g:${g.id}`, class: `group-card${g.lastKnown ? " stale" : ""}`, "data-group": g.id,
                           "data-state": g.state, "data-generation": g.generation, "data-last-known": g.lastKnown ? g.shownState : null,
                           "data-coordinator": g.coordinator ?? null }, [
       h("header", {}, [
-        h("h3", {}, `Group ${g.id}`),
-        h("span", { class: "pill", "data-pill": "state" }, g.state === "Unknown" && !g.lastKnown ? "state: unknown (no coordinator)"
-          : `${known}state: ${g.shownState}`),
-        g.state === "Unknown" && !g.lastKnown ? null : h("span", { class: "pill", "data-pill": "generation" }, `${known}generation ${g.generation}`),
-        g.protocol ? h("span", { class: "pill" }, `assignor: ${g.protocol}`) : null,
-        g.coordinator !== undefined && g.coordinator >= 0 ? h("span", { class: "pill" }, `coordinator: broker ${g.coordinator}${g.state === "Unknown" ? " (away)" : ""}`) : null,
+        h("h3", {}, say(gettext("Group %(group)s"), { group: g.id })),
+        h("span", { class: "pill", "data-pill": "state" }, unknown ? gettext("state: unknown (no coordinator)")
+          : say(g.lastKnown ? gettext("last known state: %(state)s") : gettext("state: %(state)s"), { state: g.shownState })),
+        unknown ? null : h("span", { class: "pill", "data-pill": "generation" },
+          say(g.lastKnown ? gettext("last known generation %(generation)s") : gettext("generation %(generation)s"), g)),
+        g.protocol ? h("span", { class: "pill" }, say(gettext("assignor: %(protocol)s"), g)) : null,
+        g.coordinator !== undefined && g.coordinator >= 0 ? h("span", { class: "pill" },
+          say(g.state === "Unknown" ? gettext("coordinator: broker %(coordinator)s (away)") : gettext("coordinator: broker %(coordinator)s"), g)) : null,
       ]),
       this._phases(g, wallNow),
       this._explanation(view, g, consumers),

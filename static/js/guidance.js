@@ -8,12 +8,13 @@
 // Pure functions of their inputs (and `renderTimers`, which draws one of them).
 
 import { h, patch } from "./dom.js";
+import { gettext, interpolate as say, ngettext } from "./i18n.js";
 
 const TIMERS_SHOWN = 3;
 
 // "12.3 s", "4 min 05 s", "now": a countdown of virtual milliseconds.
 export function countdown(ms) {
-  if (ms <= 0) return "now";
+  if (ms <= 0) return gettext("now");
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   const seconds = Math.round(ms / 1000);
   return `${Math.floor(seconds / 60)} min ${String(seconds % 60).padStart(2, "0")} s`;
@@ -27,35 +28,47 @@ export function duration(ms) {
 
 function nodeName(node) {
   const s = String(node ?? "");
-  if (s === "client") return "the producer";
-  return s.replace(/^broker-(\d+)$/, "broker $1").replace(/^consumer-(.+)$/, "consumer $1").replace(/^producer-(.+)$/, "producer $1");
+  if (s === "client") return gettext("the producer");
+  let match = /^broker-(\d+)$/.exec(s);
+  if (match) return say(gettext("broker %(id)s"), { id: match[1] });
+  match = /^consumer-(.+)$/.exec(s);
+  if (match) return say(gettext("consumer %(name)s"), { name: match[1] });
+  match = /^producer-(.+)$/.exec(s);
+  return match ? say(gettext("producer %(name)s"), { name: match[1] }) : s;
 }
 
 // A timer's few words, for the "waiting for" line (the whole sentence is its `text`).
+// (The subjects are the engine's, engine/timers.py: "broker-1", "t-0: broker 3", "c1 in group g".)
 const TIMER_WORDS = {
-  session_expiry: (t) => `${nodeName(t.subject)}'s ZooKeeper session expires`,
-  controller_election: () => "a new controller is elected",
-  leader_election: (t) => `${t.subject} gets a new leader`,
+  session_expiry: (t) => say(gettext("%(node)s's ZooKeeper session expires"), { node: nodeName(t.subject) }),
+  controller_election: () => gettext("a new controller is elected"),
+  leader_election: (t) => say(gettext("%(partition)s gets a new leader"), { partition: t.subject }),
   isr_shrink: (t) => {
     const [partitions, broker] = t.subject.split(": ");
-    return broker ? `${broker} leaves the ISR of ${partitions}` : `the ISR of ${t.subject} shrinks`;
+    const id = /^broker (\d+)$/.exec(broker || "");
+    if (id) return say(gettext("broker %(id)s leaves the ISR of %(partitions)s"), { id: id[1], partitions });
+    return broker ? say(gettext("%(broker)s leaves the ISR of %(partitions)s"), { broker, partitions })
+      : say(gettext("the ISR of %(partitions)s shrinks"), { partitions: t.subject });
   },
-  produce_timeout: (t) => `produce to ${t.subject} times out`,
-  initial_rebalance_delay: (t) => `${t.subject} forms its first generation`,
-  rebalance_timeout: (t) => `${t.subject} ends its join phase`,
-  sync_timeout: (t) => `${t.subject} ends its sync phase`,
+  produce_timeout: (t) => say(gettext("produce to %(subject)s times out"), t),
+  initial_rebalance_delay: (t) => say(gettext("%(subject)s forms its first generation"), t),
+  rebalance_timeout: (t) => say(gettext("%(subject)s ends its join phase"), t),
+  sync_timeout: (t) => say(gettext("%(subject)s ends its sync phase"), t),
   member_session: (t) => {
     const [member, group] = t.subject.split(" in ");
-    return `${member} is removed from ${group || "its group"}`;
+    const name = /^group (.+)$/.exec(group || "");
+    if (name) return say(gettext("%(member)s is removed from group %(group)s"), { member, group: name[1] });
+    return group ? say(gettext("%(member)s is removed from %(group)s"), { member, group })
+      : say(gettext("%(member)s is removed from its group"), { member });
   },
-  poll_timeout: (t) => `${t.subject} leaves its group (poll timeout)`,
+  poll_timeout: (t) => say(gettext("%(subject)s leaves its group (poll timeout)"), t),
 };
 
 export function timerWords(timer) {
   return (TIMER_WORDS[timer.kind] || ((t) => `${t.kind} (${t.subject})`))(timer);
 }
 
-// The "Waiting for 等待" line: the soonest timers with their countdowns, the first one's reason below.
+// The "Waiting for" line: the soonest timers with their countdowns, the first one's reason below.
 export function renderTimers(el, timers, vnow) {
   const list = timers || [];
   el.hidden = list.length === 0;
@@ -66,12 +79,12 @@ export function renderTimers(el, timers, vnow) {
     title: `${t.text} (${t.setting} = ${duration(t.value_ms)})`,
   }, [
     h("span", { class: "timer-what" }, timerWords(t)),
-    h("span", { class: "timer-in", "data-countdown": "" }, t.due_ms - vnow > 0 ? `in ${countdown(t.due_ms - vnow)}` : "now"),
+    h("span", { class: "timer-in", "data-countdown": "" }, t.due_ms - vnow > 0 ? say(gettext("in %(time)s"), { time: countdown(t.due_ms - vnow) }) : gettext("now")),
     h("code", { class: "timer-setting" }, `${t.setting} = ${duration(t.value_ms)}`),
   ]));
-  if (list.length > shown.length) items.push(h("li", { key: "more", class: "timer-more" }, `+${list.length - shown.length} more`));
+  if (list.length > shown.length) items.push(h("li", { key: "more", class: "timer-more" }, say(gettext("+%(count)s more"), { count: list.length - shown.length })));
   patch(el, [
-    h("span", { key: "label", class: "timers-label" }, "Waiting for 等待"),
+    h("span", { key: "label", class: "timers-label" }, gettext("Waiting for")),
     h("ul", { key: "list", class: "timers-list" }, items),
     h("p", { key: "why", class: "timers-why" }, shown[0].text),
   ]);
@@ -83,88 +96,103 @@ export function controllerNotice(view, brokerId, vnow, room = Infinity, width = 
   const timer = (view.timers || []).find((t) => t.kind === "session_expiry" && t.subject === `broker-${brokerId}`);
   if (!timer) return null;
   const left = timer.due_ms - (vnow ?? view.time_ms);
-  const when = left > 0 ? `in ${countdown(left)}` : "now";
-  const words = [`ZooKeeper notices ${when}`, `ZK notices ${when}`, when];
+  const when = left > 0 ? say(gettext("in %(time)s"), { time: countdown(left) }) : gettext("now");
+  const words = [say(gettext("ZooKeeper notices %(when)s"), { when }), say(gettext("ZK notices %(when)s"), { when }), when];
   return words.find((w) => width(w) <= room) || words[words.length - 1];
 }
 
 // -- what a step did, in words --------------------------------------------------------------------
 const REQUEST_WORDS = {
-  Fetch: "a Fetch", Produce: "a Produce request", LeaderAndIsr: "LeaderAndIsr (the controller's orders)",
-  OffsetsForLeaderEpoch: "an OffsetsForLeaderEpoch request", UpdateMetadata: "UpdateMetadata",
-  Metadata: "a Metadata request", JoinGroup: "a JoinGroup", SyncGroup: "a SyncGroup", Heartbeat: "a heartbeat",
-  LeaveGroup: "a LeaveGroup", OffsetCommit: "an offset commit", OffsetFetch: "an OffsetFetch",
-  FindCoordinator: "a FindCoordinator request", ListOffsets: "a ListOffsets request",
+  Fetch: () => gettext("a Fetch"), Produce: () => gettext("a Produce request"),
+  LeaderAndIsr: () => gettext("LeaderAndIsr (the controller's orders)"),
+  OffsetsForLeaderEpoch: () => gettext("an OffsetsForLeaderEpoch request"), UpdateMetadata: () => "UpdateMetadata",
+  Metadata: () => gettext("a Metadata request"), JoinGroup: () => gettext("a JoinGroup"), SyncGroup: () => gettext("a SyncGroup"),
+  Heartbeat: () => gettext("a heartbeat"), LeaveGroup: () => gettext("a LeaveGroup"), OffsetCommit: () => gettext("an offset commit"),
+  OffsetFetch: () => gettext("an OffsetFetch"), FindCoordinator: () => gettext("a FindCoordinator request"),
+  ListOffsets: () => gettext("a ListOffsets request"),
 };
 
 function requestWords(api) {
-  return REQUEST_WORDS[api] || `a ${api} request`;
+  return REQUEST_WORDS[api]?.() || say(gettext("a %(api)s request"), { api });
 }
+
+// What a node's own scheduler action did (the part of its label after "<node>: ").
+const OWN_ACTION_WORDS = {
+  "HW checkpoint": () => gettext("wrote its high watermarks to replication-offset-checkpoint"),
+  "recovery-point checkpoint": () => gettext("wrote its recovery points to recovery-point-offset-checkpoint"),
+  "isr-expiration": () => gettext("checked its followers' lag (the isr-expiration task)"),
+  "log retention": () => gettext("ran its log retention check"),
+  "controller election": () => gettext("tried to create /controller"),
+  "request time-out": () => gettext("gave up waiting for an answer (request time-out)"),
+  "heartbeat thread": () => gettext("ran its heartbeat thread"),
+  "application poll loop": () => gettext("called poll()"),
+  "processing a record": () => gettext("finished processing a record"),
+  "produce purgatory timeout": () => gettext("timed out an acks=all request waiting in its purgatory"),
+};
 
 // The scheduler action's label ("deliver Fetch broker-2->broker-1", "broker-2: HW checkpoint") as a clause.
 function actionHead(label) {
   const deliver = /^deliver (\S+) (\S+)->(\S+)$/.exec(label || "");
   if (deliver) {
     const [, api, src, dst] = deliver;
-    if (api.endsWith("Response")) return `${nodeName(dst)} got ${nodeName(src)}'s answer to its ${api.slice(0, -8)}`;
-    return `${nodeName(dst)} got ${requestWords(api)} from ${nodeName(src)}`;
+    if (api.endsWith("Response")) {
+      return say(gettext("%(dst)s got %(src)s's answer to its %(api)s"), { dst: nodeName(dst), src: nodeName(src), api: api.slice(0, -8) });
+    }
+    return say(gettext("%(dst)s got %(request)s from %(src)s"), { dst: nodeName(dst), request: requestWords(api), src: nodeName(src) });
   }
   const session = /^session of broker (\d+) expires$/.exec(label || "");
-  if (session) return `ZooKeeper's session timeout for broker ${session[1]} ran out`;
-  if (/^watch /.test(label || "")) return `ZooKeeper told its watchers that ${label.slice(6)} changed`;
+  if (session) return say(gettext("ZooKeeper's session timeout for broker %(id)s ran out"), { id: session[1] });
+  if (/^watch /.test(label || "")) return say(gettext("ZooKeeper told its watchers that %(path)s changed"), { path: label.slice(6) });
   const own = /^([\w.-]+): (.+)$/.exec(label || "");
   if (own) {
     const [, node, what] = own;
-    const words = {
-      "HW checkpoint": "wrote its high watermarks to replication-offset-checkpoint",
-      "recovery-point checkpoint": "wrote its recovery points to recovery-point-offset-checkpoint",
-      "isr-expiration": "checked its followers' lag (the isr-expiration task)",
-      "log retention": "ran its log retention check",
-      "controller election": "tried to create /controller",
-      "request time-out": "gave up waiting for an answer (request time-out)",
-      "heartbeat thread": "ran its heartbeat thread",
-      "application poll loop": "called poll()",
-      "processing a record": "finished processing a record",
-      "produce purgatory timeout": "timed out an acks=all request waiting in its purgatory",
-    }[what] || (what.startsWith("group coordinator ") ? `fired its group coordinator timer ${what.slice(18)}` : what);
+    const words = OWN_ACTION_WORDS[what]?.() || (what.startsWith("group coordinator ")
+      ? say(gettext("fired its group coordinator timer %(timer)s"), { timer: what.slice(18) }) : what);
     return `${nodeName(node)} ${words}`;
   }
-  return label || "an action";
+  return label || gettext("an action");
 }
 
-function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
+function records(n) {
+  return say(ngettext("%(count)s record", "%(count)s records", n), { count: n });
 }
 
 function offsets(a, b) {
-  return a === b ? `offset ${a}` : `offsets ${a}–${b}`;
+  return a === b ? say(gettext("offset %(offset)s"), { offset: a }) : say(gettext("offsets %(first)s–%(last)s"), { first: a, last: b });
 }
 
 // What an event changed, as a clause (null: nothing worth saying).
+const tpOf = (e) => `${e.topic}-${e.partition}`;
 const EVENT_CLAUSES = {
-  records_appended: (e) => e.role === "follower"
-    ? `${plural(e.records_count, "record")} copied to ${e.topic}-${e.partition} on broker ${e.broker} (${offsets(e.base_offset, e.last_offset)})`
-    : `${plural(e.records_count, "record")} appended to ${e.topic}-${e.partition} by its leader, broker ${e.broker} (${offsets(e.base_offset, e.last_offset)})`,
-  high_watermark_advanced: (e) => `the HW of ${e.topic}-${e.partition} on broker ${e.broker} moved ${e.old} → ${e.new}`,
-  log_truncated: (e) => `broker ${e.broker} truncated ${e.topic}-${e.partition} to offset ${e.to_offset} (${plural(e.records_removed, "record")} removed)`,
-  isr_shrunk: (e) => `broker ${e.removed.join(", ")} left the ISR of ${e.topic}-${e.partition}`,
-  isr_expanded: (e) => `broker ${e.added.join(", ")} rejoined the ISR of ${e.topic}-${e.partition}`,
-  leader_elected: (e) => `broker ${e.leader} now leads ${e.topic}-${e.partition} (leader epoch ${e.leader_epoch})`,
-  partition_offline: (e) => `${e.topic}-${e.partition} went offline: ${e.reason}`,
-  controller_elected: (e) => `broker ${e.broker} became the controller`,
-  broker_session_expired: (e) => `broker ${e.broker}'s registration is gone`,
-  broker_crashed: (e) => `broker ${e.broker} crashed`,
-  broker_started: (e) => `broker ${e.broker} started`,
+  records_appended: (e) => say(e.role === "follower"
+    ? gettext("%(records)s copied to %(tp)s on broker %(broker)s (%(offsets)s)")
+    : gettext("%(records)s appended to %(tp)s by its leader, broker %(broker)s (%(offsets)s)"),
+  { records: records(e.records_count), tp: tpOf(e), broker: e.broker, offsets: offsets(e.base_offset, e.last_offset) }),
+  high_watermark_advanced: (e) => say(gettext("the HW of %(tp)s on broker %(broker)s moved %(old)s → %(new)s"), { ...e, tp: tpOf(e) }),
+  log_truncated: (e) => say(gettext("broker %(broker)s truncated %(tp)s to offset %(to_offset)s (%(records)s removed)"),
+    { ...e, tp: tpOf(e), records: records(e.records_removed) }),
+  isr_shrunk: (e) => say(gettext("broker %(brokers)s left the ISR of %(tp)s"), { brokers: e.removed.join(", "), tp: tpOf(e) }),
+  isr_expanded: (e) => say(gettext("broker %(brokers)s rejoined the ISR of %(tp)s"), { brokers: e.added.join(", "), tp: tpOf(e) }),
+  leader_elected: (e) => say(gettext("broker %(leader)s now leads %(tp)s (leader epoch %(leader_epoch)s)"), { ...e, tp: tpOf(e) }),
+  partition_offline: (e) => say(gettext("%(tp)s went offline: %(reason)s"), { ...e, tp: tpOf(e) }),
+  controller_elected: (e) => say(gettext("broker %(broker)s became the controller"), e),
+  broker_session_expired: (e) => say(gettext("broker %(broker)s's registration is gone"), e),
+  broker_crashed: (e) => say(gettext("broker %(broker)s crashed"), e),
+  broker_started: (e) => say(gettext("broker %(broker)s started"), e),
   checkpoint_written: () => null,
-  topic_created: (e) => `topic ${e.topic} created (${plural(e.partitions, "partition")}, replication factor ${e.replication_factor})`,
-  fault_injected: (e) => `${e.fault.replace(/_/g, " ")}${e.brokers?.length ? ` (broker ${e.brokers.join(", ")})` : ""}${e.detail ? ` ${e.detail}` : ""}`,
-  produce_acknowledged: (e) => `the producer's request ${e.request_id} was acknowledged${e.offset >= 0 ? ` (offset ${e.offset})` : ""}`,
-  produce_failed: (e) => `the producer's request ${e.request_id} failed: ${e.error}`,
-  member_removed: (e) => `${e.client_id || e.member_id} was removed from group ${e.group}`,
-  rebalance_started: (e) => `group ${e.group} started rebalancing`,
-  rebalance_completed: (e) => `group ${e.group} is stable in generation ${e.generation}`,
-  offsets_committed: (e) => `group ${e.group} committed ${Object.entries(e.offsets || {}).map(([tp, o]) => `${tp}=${o}`).join(", ")}`,
-  consumer_left_group: (e) => `${e.consumer} left group ${e.group}: ${e.reason}`,
+  topic_created: (e) => say(ngettext("topic %(topic)s created (%(partitions)s partition, replication factor %(replication_factor)s)",
+    "topic %(topic)s created (%(partitions)s partitions, replication factor %(replication_factor)s)", e.partitions), e),
+  fault_injected: (e) => `${e.fault.replace(/_/g, " ")}${e.brokers?.length ? say(gettext(" (broker %(brokers)s)"), { brokers: e.brokers.join(", ") }) : ""}${e.detail ? ` ${e.detail}` : ""}`,
+  produce_acknowledged: (e) => (e.offset >= 0
+    ? say(gettext("the producer's request %(request_id)s was acknowledged (offset %(offset)s)"), e)
+    : say(gettext("the producer's request %(request_id)s was acknowledged"), e)),
+  produce_failed: (e) => say(gettext("the producer's request %(request_id)s failed: %(error)s"), e),
+  member_removed: (e) => say(gettext("%(member)s was removed from group %(group)s"), { member: e.client_id || e.member_id, group: e.group }),
+  rebalance_started: (e) => say(gettext("group %(group)s started rebalancing"), e),
+  rebalance_completed: (e) => say(gettext("group %(group)s is stable in generation %(generation)s"), e),
+  offsets_committed: (e) => say(gettext("group %(group)s committed %(offsets)s"),
+    { group: e.group, offsets: Object.entries(e.offsets || {}).map(([tp, o]) => `${tp}=${o}`).join(", ") }),
+  consumer_left_group: (e) => say(gettext("%(consumer)s left group %(group)s: %(reason)s"), e),
 };
 
 const INTERNAL = /^__/;
@@ -186,14 +214,15 @@ export function describeAction(label, events = []) {
   const clauses = describeEvents(events);
   if (!clauses.length) {
     const sent = events.filter((e) => e.kind === "message_sent");
-    if (sent.length) clauses.push(`it sent ${sent.map((e) => `${e.api} to ${nodeName(e.dst)}`).slice(0, 2).join(" and ")}`);
+    const to = sent.map((e) => say(gettext("%(api)s to %(node)s"), { api: e.api, node: nodeName(e.dst) })).slice(0, 2);
+    if (sent.length) clauses.push(say(gettext("it sent %(requests)s"), { requests: to.join(gettext(" and ")) }));
   }
   if (!clauses.length) {
-    if (/^deliver Fetch /.test(label || "")) clauses.push("nothing new to send yet, so the request waits (replica.fetch.wait.max.ms)");
-    else if (/^deliver FetchResponse /.test(label || "")) clauses.push("nothing new");
+    if (/^deliver Fetch /.test(label || "")) clauses.push(gettext("nothing new to send yet, so the request waits (replica.fetch.wait.max.ms)"));
+    else if (/^deliver FetchResponse /.test(label || "")) clauses.push(gettext("nothing new"));
   }
   const shown = clauses.slice(0, 3);
-  const more = clauses.length > shown.length ? `; and ${clauses.length - shown.length} more` : "";
+  const more = clauses.length > shown.length ? say(gettext("; and %(count)s more"), { count: clauses.length - shown.length }) : "";
   return `${head}${shown.length ? `: ${shown.join("; ")}${more}` : ""}`;
 }
 
@@ -203,32 +232,35 @@ export function scenarioGuide(s, describeCommand) {
   if (!s) return null;
   const n = s.steps;
   const what = (step) => (step ? describeCommand(step.command) : "");
+  const name = s.name || "";
+  // A step's command and, when the scenario has one, its note (the scenario's own words).
+  const noted = (step, note) => `${what(step)}${note ? ` — ${note}` : ""}`;
   if (s.done) {
     const last = s.last_step !== null && s.last_step !== undefined ? s.last_step + 1 : n;
     return {
-      where: `scenario ${s.name || ""} · all ${n} steps played`,
-      main: `Finished. Step ${last} of ${n}, ${what(s.last)}${s.last_note ? ` — ${s.last_note}` : ""}`,
-      next: "Rewind on the timeline to look again, or load another scenario.",
+      where: say(gettext("scenario %(name)s · all %(steps)s steps played"), { name, steps: n }),
+      main: say(gettext("Finished. Step %(step)s of %(steps)s, %(what)s"), { step: last, steps: n, what: noted(s.last, s.last_note) }),
+      next: gettext("Rewind on the timeline to look again, or load another scenario."),
     };
   }
   const current = s.next_step + 1;
   if (s.in_progress) {
     return {
-      where: `scenario ${s.name || ""} · playing step ${current} of ${n}`,
-      main: `Step ${current} of ${n}: ${what(s.next)}${s.next_note ? ` — ${s.next_note}` : ""}`,
-      next: s.last ? `Before it, step ${s.last_step + 1}: ${what(s.last)}${s.last_note ? ` — ${s.last_note}` : ""}` : "",
+      where: say(gettext("scenario %(name)s · playing step %(step)s of %(steps)s"), { name, step: current, steps: n }),
+      main: say(gettext("Step %(step)s of %(steps)s: %(what)s"), { step: current, steps: n, what: noted(s.next, s.next_note) }),
+      next: s.last ? say(gettext("Before it, step %(step)s: %(what)s"), { step: s.last_step + 1, what: noted(s.last, s.last_note) }) : "",
     };
   }
   if (!s.last) {
     return {
-      where: `scenario ${s.name || ""} · ${n} steps, none played yet`,
-      main: `Press Step to play step 1 of ${n}: ${what(s.next)}${s.next_note ? ` — ${s.next_note}` : ""} (or Play to run them all).`,
+      where: say(gettext("scenario %(name)s · %(steps)s steps, none played yet"), { name, steps: n }),
+      main: say(gettext("Press Step to play step 1 of %(steps)s: %(what)s (or Play to run them all)."), { steps: n, what: noted(s.next, s.next_note) }),
       next: "",
     };
   }
   return {
-    where: `scenario ${s.name || ""} · ${s.next_step} of ${n} steps played`,
-    main: `Step ${s.last_step + 1} of ${n} did: ${what(s.last)}${s.last_note ? ` — ${s.last_note}` : ""}`,
-    next: `Next, step ${current}: ${what(s.next)}${s.next_note ? ` — ${s.next_note}` : ""}`,
+    where: say(gettext("scenario %(name)s · %(played)s of %(steps)s steps played"), { name, played: s.next_step, steps: n }),
+    main: say(gettext("Step %(step)s of %(steps)s did: %(what)s"), { step: s.last_step + 1, steps: n, what: noted(s.last, s.last_note) }),
+    next: say(gettext("Next, step %(step)s: %(what)s"), { step: current, what: noted(s.next, s.next_note) }),
   };
 }

@@ -5,15 +5,17 @@
 // of that id, or reject with the server's `error` for it.
 // Close codes 4000–4999 are the server refusing (4403: not your session): no reconnect then.
 
+import { gettext, interpolate as say } from "./i18n.js";
+
 export const PROTOCOL_VERSION = 2;
 // The server's 4xxx close codes (docs/lab-protocol.md): refusals, said in words, after which the
 // socket stops — except CLOSE_TOO_SLOW, which is not a refusal: a tab that fell too far behind a
 // busy session's stream (lab/send_queue.py) reconnects and starts again from a `hello`.
 const CLOSE_REASONS = {
-  4403: "this lab session belongs to another browser (or your browser's session cookie changed)",
-  4404: "this lab session was deleted",
-  4429: "you have as many lab sessions open on this server as one visitor may: close the tab of one you are not using, then reload this page",
-  4503: "the lab server is full (every session in memory is in use): try again in a minute",
+  4403: () => gettext("this lab session belongs to another browser (or your browser's session cookie changed)"),
+  4404: () => gettext("this lab session was deleted"),
+  4429: () => gettext("you have as many lab sessions open on this server as one visitor may: close the tab of one you are not using, then reload this page"),
+  4503: () => gettext("the lab server is full (every session in memory is in use): try again in a minute"),
 };
 export const CLOSE_TOO_SLOW = 4408;
 const MAX_FRAME_BYTES = 64 * 1024;
@@ -55,18 +57,18 @@ export class LabSocket {
 
   _closed(close) {
     this.ws = null;
-    for (const [, p] of this.pending) p.reject(new Error("connection closed"));
+    for (const [, p] of this.pending) p.reject(new Error(gettext("connection closed")));
     this.pending.clear();
     if (close.code === CLOSE_TOO_SLOW && !this.stopped) this.onFellBehind?.();
     else if (close.code >= 4000 && close.code < 5000) {
       this.stopped = true;
-      this._setStatus("refused", close.reason || CLOSE_REASONS[close.code] || `closed by the server (code ${close.code})`);
+      this._setStatus("refused", close.reason || CLOSE_REASONS[close.code]?.() || say(gettext("closed by the server (code %(code)s)"), { code: close.code }));
       return;
     }
     if (this.stopped) { this._setStatus("closed"); return; }
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.backoffMs * 2, 8000);
-    this._setStatus("reconnecting", `in ${Math.round(delay / 100) / 10} s`);
+    this._setStatus("reconnecting", say(gettext("in %(seconds)s s"), { seconds: Math.round(delay / 100) / 10 }));
     setTimeout(() => { if (!this.stopped) this.connect(); }, delay);
   }
 
@@ -85,7 +87,7 @@ export class LabSocket {
     try {
       message = JSON.parse(data);
     } catch {
-      this.handlers.error?.({ message: "The server sent something that is not JSON", kafka_error: null });
+      this.handlers.error?.({ message: gettext("The server sent something that is not JSON"), kafka_error: null });
       return;
     }
     let answered = false;
@@ -111,11 +113,12 @@ export class LabSocket {
   send(message) {
     const frame = JSON.stringify({ v: PROTOCOL_VERSION, ...message });
     if (!this.ws || this.ws.readyState !== WebSocket.OPEN) {
-      this.handlers.error?.({ message: "Not connected to the lab server — waiting to reconnect", kafka_error: null });
+      this.handlers.error?.({ message: gettext("Not connected to the lab server — waiting to reconnect"), kafka_error: null });
       return false;
     }
     if (new Blob([frame]).size > MAX_FRAME_BYTES) {
-      this.handlers.error?.({ message: `That message is over the 64 KiB limit (${Math.round(frame.length / 1024)} KiB)`, kafka_error: null });
+      this.handlers.error?.({ message: say(gettext("That message is over the 64 KiB limit (%(size)s KiB)"), { size: Math.round(frame.length / 1024) }),
+                              kafka_error: null });
       return false;
     }
     this.ws.send(frame);
@@ -133,7 +136,7 @@ export class LabSocket {
       }
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error(`No answer to ${message.command || message.type} within ${ACK_TIMEOUT_MS / 1000} s`));
+        reject(new Error(say(gettext("No answer to %(what)s within %(seconds)s s"), { what: message.command || message.type, seconds: ACK_TIMEOUT_MS / 1000 })));
       }, ACK_TIMEOUT_MS);
       this.pending.set(id, { resolve, reject, timer, quiet });
     });

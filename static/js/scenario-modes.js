@@ -4,7 +4,8 @@
 // side by side, which the server computes by running the scenario headless in each mode
 // (lab/views_compare.py).
 
-import { $, $all, ajax } from "./dom.js";
+import { $, $all, ajax, escapeHtml } from "./dom.js";
+import { gettext, interpolate as say } from "./i18n.js";
 import { toast } from "./toasts.js";
 
 export const MODES = { "leader-epoch": "leader-epoch (KIP-101, Kafka 0.11+)", "high-watermark": "high-watermark (before 0.11)" };
@@ -48,21 +49,22 @@ export class ScenarioModes {
     if (!name) return;
     try {
       const response = await fetch(`${this.root.dataset.scenarioUrl}${encodeURIComponent(name)}.json`);
-      if (!response.ok) throw new Error(`the lab answered ${response.status}`);
+      if (!response.ok) throw new Error(say(gettext("the lab answered %(status)s"), { status: response.status }));
       const scenario = inMode(await response.json(), mode);
       if (!this.hooks.confirmReplace(scenario.name)) return;
       if (this.hooks.send({ type: "load_scenario", scenario })) {
-        toast(`Loading ${name} in ${mode} mode: ${scenario.steps.length} steps queued — press Step or Play`, { kind: "info" });
+        toast(say(gettext("Loading %(name)s in %(mode)s mode: %(steps)s steps queued — press Step or Play"),
+                  { name, mode, steps: scenario.steps.length }), { kind: "info" });
       }
     } catch (error) {
-      this.hooks.fail(`Could not load scenario ${name}: ${error.message}`);
+      this.hooks.fail(say(gettext("Could not load scenario %(name)s: %(error)s"), { name, error: error.message }));
     }
   }
 
   compare() {
     const name = this.chosen();
     if (!name) return;
-    this.panel.innerHTML = `<p class="muted">Running ${name} in both modes…</p>`;
+    this.panel.innerHTML = `<p class="muted">${escapeHtml(say(gettext("Running %(name)s in both modes…"), { name }))}</p>`;
     if (!this.dialog.open) this.dialog.showModal();
     ajax("GET", this.root.dataset.compareUrl.replace("__name__", encodeURIComponent(name)), { target: this.panel });
   }

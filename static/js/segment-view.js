@@ -5,6 +5,7 @@
 // forward scan, then the record — one stage every STEP_MS, or one per "Next step" click.
 
 import { $, $all } from "./dom.js";
+import { gettext, interpolate as say } from "./i18n.js";
 import { errorToast } from "./toasts.js";
 
 const STEP_MS = 450;
@@ -77,13 +78,13 @@ export class SegmentView {
       response = await fetch(url, { headers: { "HX-Request": "true" }, credentials: "same-origin" });
       html = await response.text();
     } catch {
-      if (ticket === this.loads) { this.stale = true; errorToast("The lab server cannot be reached"); }
+      if (ticket === this.loads) { this.stale = true; errorToast(gettext("The lab server cannot be reached")); }
       return;
     }
     if (ticket !== this.loads) return;   // a newer load was asked for: its answer is the one to show
     if (!response.ok && response.status !== 400) {   // 400 is a panel with its error in it, shown like any answer
-      errorToast(response.status === 404 ? "That panel is not available: the session is not running or is not yours"
-                                         : `The lab answered ${response.status}`);
+      errorToast(response.status === 404 ? gettext("That panel is not available: the session is not running or is not yours")
+                                         : say(gettext("The lab answered %(status)s"), { status: response.status }));
       return;
     }
     // A refresh keeps open what the learner opened (a checkpoint file, the other files).

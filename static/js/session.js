@@ -18,6 +18,7 @@ import { SegmentView } from "./segment-view.js";
 import { MessageBrowser } from "./messages.js";
 import { Controls } from "./controls.js";
 import { errorToast, initToasts, toast } from "./toasts.js";
+import { gettext, interpolate as say, ngettext } from "./i18n.js";
 import { renderTimers } from "./guidance.js";
 import { StartOptions, readStartOptions } from "./start-options.js";
 import { ScenarioModes } from "./scenario-modes.js";
@@ -66,7 +67,7 @@ const socket = new LabSocket(root.dataset.wsUrl, {
     segmentView.refresh();   // the panels read the running session: only now is it sure to be loaded
     hideBanner();
     if (newLine && !startOptions.consumeOwnLine()) {
-      toast("A new line of time: the session was reset or a scenario was loaded", { kind: "info" });
+      toast(gettext("A new line of time: the session was reset or a scenario was loaded"), { kind: "info" });
     }
     startOptions.onHello(m);
     announce("hello", m);
@@ -78,12 +79,12 @@ const socket = new LabSocket(root.dataset.wsUrl, {
   command_done(m) { commandDone(m); },
   ack() { /* the frames carry what the command did; controls.js reads the ack itself */ },
   error(m) { errorToast(m.message, m.kafka_error); },
-  unknown(m) { errorToast(`The server sent a message of unknown type “${m.type}”`, null); },
+  unknown(m) { errorToast(say(gettext("The server sent a message of unknown type “%(type)s”"), { type: m.type }), null); },
   status(status, detail) { showStatus(status, detail); },
 });
 
 // 4408: this page fell too far behind a busy session's stream; LabSocket reconnects by itself.
-socket.onFellBehind = () => toast("This page fell behind the session's stream; reconnecting", { kind: "info" });
+socket.onFellBehind = () => toast(gettext("This page fell behind the session's stream; reconnecting"), { kind: "info" });
 
 function onFrame(m) {
   const started = performance.now();
@@ -177,8 +178,8 @@ function announce(kind, m) {
 }
 
 function commandDone(m) {
-  if (m.error) errorToast(`${m.command} (command ${m.index}) failed: ${m.error}`, m.kafka_error);
-  else toast(`${m.command} (command ${m.index}) finished`, { kind: "info" });
+  if (m.error) errorToast(say(gettext("%(command)s (command %(index)s) failed: %(error)s"), m), m.kafka_error);
+  else toast(say(gettext("%(command)s (command %(index)s) finished"), m), { kind: "info" });
   for (const warning of m.warnings || []) toast(warning, { kind: "info" });
 }
 
@@ -190,7 +191,7 @@ async function loadHistory(bounds, before = null) {
                                         internal: eventLog.showInternal(), network: eventLog.showNetwork() });
     eventLog.prepend(page.events, { more: page.more, first_seq: page.first_seq });
   } catch (error) {
-    if (!error.handled) errorToast(`Could not load the event history: ${error.message}`);
+    if (!error.handled) errorToast(say(gettext("Could not load the event history: %(error)s"), { error: error.message }));
   }
 }
 
@@ -198,14 +199,15 @@ function announceFailures(events) {
   const failed = new Map();
   for (const e of events) {
     if (["produce_failed", "producer_batch_failed", "offset_commit_failed"].includes(e.kind)) {
-      const what = e.kind === "offset_commit_failed" ? "offset commit" : "produce request";
+      const what = e.kind === "offset_commit_failed" ? "commit" : "produce";
       const key = `${what}|${e.error}`;
       failed.set(key, (failed.get(key) || 0) + 1);
     }
   }
   for (const [key, n] of failed) {
     const [what, error] = key.split("|");
-    errorToast(`${n} ${what}${n === 1 ? "" : "s"} failed`, error);
+    errorToast(say(what === "commit" ? ngettext("%(count)s offset commit failed", "%(count)s offset commits failed", n)
+      : ngettext("%(count)s produce request failed", "%(count)s produce requests failed", n), { count: n }), error);
   }
 }
 
@@ -213,9 +215,12 @@ function announceFailures(events) {
 function guardFuture() {
   const info = app.timelineInfo;
   if (!info.future) return {};
-  const ahead = `${info.future} command${info.future === 1 ? "" : "s"} (up to step ${info.steps})`;
-  if (!confirm(`You rewound: ${ahead} lie ahead on the timeline. A new command replaces that future. ` +
-               "You can undo this right after (Undo on the timeline). Go on?")) return null;
+  const question = ngettext(
+    "You rewound: %(count)s command (up to step %(steps)s) lie ahead on the timeline. A new command replaces that future. " +
+    "You can undo this right after (Undo on the timeline). Go on?",
+    "You rewound: %(count)s commands (up to step %(steps)s) lie ahead on the timeline. A new command replaces that future. " +
+    "You can undo this right after (Undo on the timeline). Go on?", info.future);
+  if (!confirm(say(question, { count: info.future, steps: info.steps }))) return null;
   return { discardFuture: true };
 }
 
@@ -227,7 +232,7 @@ const eventLog = new EventLog($("[data-event-log]", root), {
   onRewind(step, seq) {
     // Just after this event: its step, with the commands applied before it and no later ones.
     timeline.rewind(step, { afterSeq: seq });
-    toast(`Rewinding to step ${step}, just after event ${seq}…`, { kind: "info" });
+    toast(say(gettext("Rewinding to step %(step)s, just after event %(seq)s…"), { step, seq }), { kind: "info" });
   },
   onEarlier(before) { loadHistory({ first_seq: 0, next_seq: before }, before); },
   onFilterChange() { eventLog.reset(app.view.seq); loadHistory({ first_seq: 0, next_seq: app.view.seq }); },
@@ -238,10 +243,7 @@ const segmentView = new SegmentView($("#x-segments", root), root.dataset.segment
 const messageBrowser = new MessageBrowser($("[data-messages-panel]", root), root.dataset.messagesUrl);
 const controls = new Controls(root, socket, {
   guard: guardFuture,
-  confirmReplace(name) {
-    return confirm(`Load ${name}? It replaces this session's cluster with the scenario's (the current ` +
-                   "command log is kept as the session's history).");
-  },
+  confirmReplace: askReplace,
 });
 
 // The lab explaining itself (guidance.js): what the cluster waits for, a card's start options
@@ -249,12 +251,12 @@ const controls = new Controls(root, socket, {
 // nothing moves after Produce while the clock is paused.
 const timersOut = $("[data-clock=timers]", root);
 function askReplace(name) {
-  return confirm(`Load ${name}? It replaces this session's cluster with the scenario's (the current ` +
-                 "command log is kept as the session's history).");
+  return confirm(say(gettext("Load %(name)s? It replaces this session's cluster with the scenario's (the current " +
+                             "command log is kept as the session's history)."), { name }));
 }
 async function fetchScenario(name) {
   const response = await fetch(`${root.dataset.scenarioUrl}${encodeURIComponent(name)}.json`);
-  if (!response.ok) throw new Error(`the lab answered ${response.status}`);
+  if (!response.ok) throw new Error(say(gettext("the lab answered %(status)s"), { status: response.status }));
   return response.json();
 }
 const startOptions = new StartOptions(readStartOptions(), {
@@ -271,8 +273,8 @@ $("form[data-form=produce]", root).addEventListener("submit", (event) => {
   const form = event.currentTarget;
   setTimeout(() => {   // after controls.js has checked the form (a refused one is marked aria-invalid)
     if (vclock.mode === "live" || form.querySelector("[aria-invalid=true]")) return;
-    timeline.say("Produce queued: press Play or Step — nothing moves while paused 已暂停：按 Play 或 Step");
-    toast("Queued: press Play or Step — nothing moves while the clock is paused", { kind: "info" });
+    timeline.say(gettext("Produce queued: press Play or Step — nothing moves while paused"));
+    toast(gettext("Queued: press Play or Step — nothing moves while the clock is paused"), { kind: "info" });
   }, 0);
 });
 
@@ -333,16 +335,22 @@ $("input", internalToggle).addEventListener("change", (event) => { app.showInter
 
 // -- page chrome -----------------------------------------------------------------------------------
 const STATUS_TEXT = {
-  connecting: "connecting…", open: "connected", reconnecting: "reconnecting", refused: "refused", closed: "disconnected",
+  connecting: gettext("connecting…"), open: gettext("connected"), reconnecting: gettext("reconnecting"), refused: gettext("refused"),
+  closed: gettext("disconnected"),
 };
 
 function showStatus(status, detail) {
   root.dataset.status = status;
   const shortDetail = status === "reconnecting" ? detail : "";
   $("[data-conn-text]", root).textContent = `${STATUS_TEXT[status] || status}${shortDetail ? ` (${shortDetail})` : ""}`;
-  if (status === "refused") showBanner(`The lab server closed this page's connection: ${detail}. Open “My sessions” or start a new session.`);
-  else if (status === "reconnecting") showBanner(`Lost the connection to the lab server — reconnecting ${detail}. Nothing you did is lost: the server keeps this session's command log.`);
-  else if (status === "open") hideBanner();
+  if (status === "refused") {
+    showBanner(say(gettext("The lab server closed this page's connection: %(reason)s. Open “My sessions” or start a new session."), { reason: detail }));
+  } else if (status === "reconnecting") {
+    showBanner(say(gettext("Lost the connection to the lab server — reconnecting %(when)s. Nothing you did is lost: the server keeps this session's command log."),
+                   { when: detail }));
+  } else if (status === "open") {
+    hideBanner();
+  }
 }
 
 function showBanner(text) {
@@ -359,7 +367,9 @@ function showMeta(session) {
   if (!session) return;
   for (const key of ["brokers", "seed", "truncation"]) {
     const el = $(`[data-meta="${key}"]`, root);
-    if (el && session[key] !== undefined) el.textContent = key === "brokers" ? `${session[key]} brokers` : String(session[key]);
+    if (el && session[key] !== undefined) {
+      el.textContent = key === "brokers" ? say(ngettext("%(count)s broker", "%(count)s brokers", session[key]), { count: session[key] }) : String(session[key]);
+    }
   }
 }
 
@@ -375,7 +385,7 @@ try { setProjector(localStorage.getItem("kafka-lab-projector") === "1"); } catch
 // htmx: panel errors (400) are swapped in like any answer, and also toasted; others are toasted.
 function configureHtmx() {
   const htmx = window.htmx;
-  if (!htmx) { errorToast("htmx did not load: the explorer panels will not work"); return; }
+  if (!htmx) { errorToast(gettext("htmx did not load: the explorer panels will not work")); return; }
   htmx.config.responseHandling = [
     { code: "204", swap: false }, { code: "[23]..", swap: true }, { code: "400", swap: true }, { code: "[45]..", swap: false, error: true },
   ];
@@ -387,9 +397,10 @@ function configureHtmx() {
   });
   document.body.addEventListener("htmx:responseError", (event) => {
     const status = event.detail.xhr?.status;
-    errorToast(status === 404 ? "That panel is not available: the session is not running or is not yours" : `The lab answered ${status}`);
+    errorToast(status === 404 ? gettext("That panel is not available: the session is not running or is not yours")
+      : say(gettext("The lab answered %(status)s"), { status }));
   });
-  document.body.addEventListener("htmx:sendError", () => errorToast("The lab server cannot be reached"));
+  document.body.addEventListener("htmx:sendError", () => errorToast(gettext("The lab server cannot be reached")));
 }
 if (window.htmx) configureHtmx(); else window.addEventListener("load", configureHtmx);
 

@@ -9,6 +9,8 @@
 //   bytes) with forty records, played at once, and the Segments tab open;
 // - tab: the panels to show ("c-scenario", "x-group", ...).
 
+import { gettext, interpolate as say } from "./i18n.js";
+
 export const SEGMENT_TOPIC = "log";
 
 export function readStartOptions(location = window.location) {
@@ -33,16 +35,16 @@ export function segmentTour(session) {
   const values = Array.from({ length: 40 }, (_, i) => `record-${String(i + 1).padStart(2, "0")}`);
   return {
     name: "segment-tour",
-    description: "A topic made for the segment view: segments of about 1 KiB, so forty records fill several.",
+    description: gettext("A topic made for the segment view: segments of about 1 KiB, so forty records fill several."),
     cluster: { brokers, seed: Number(session?.seed) || 0, truncation: session?.truncation || "leader-epoch",
                config: session?.config || {} },
     steps: [
       { create_topic: { topic: SEGMENT_TOPIC, partitions: 1, replication_factor: Math.min(3, brokers),
                         config: { "segment.bytes": 1024, "index.interval.bytes": 100 } },
-        note: "segment.bytes=1024: the active segment rolls once it holds about a kilobyte; index.interval.bytes=100: an offset-index entry every ~100 bytes" },
+        note: gettext("segment.bytes=1024: the active segment rolls once it holds about a kilobyte; index.interval.bytes=100: an offset-index entry every ~100 bytes") },
       { produce: { topic: SEGMENT_TOPIC, key: "k", values, acks: "all" },
-        note: "forty records, each its own batch of about 80 bytes" },
-      { run_until_idle: {}, note: "every replica has them: open the Segments tab's files, dump one, look an offset up" },
+        note: gettext("forty records, each its own batch of about 80 bytes") },
+      { run_until_idle: {}, note: gettext("every replica has them: open the Segments tab's files, dump one, look an offset up") },
     ],
   };
 }
@@ -74,14 +76,14 @@ export class StartOptions {
     if (open === "segments") {
       this.hooks.selectTab("x-segments");
       const tour = segmentTour(hello.session);
-      if (!brandNew && !this.hooks.confirmReplace("the segment view's topic")) return;
+      if (!brandNew && !this.hooks.confirmReplace(gettext("the segment view's topic"))) return;
       this.load(tour, tour.steps.length);
     } else if (scenario) {
       if (!brandNew && !this.hooks.confirmReplace(scenario)) return;
       try {
         this.load(await this.hooks.fetchScenario(scenario), 0);
       } catch (error) {
-        this.hooks.fail(`Could not load scenario ${scenario}: ${error.message}`);
+        this.hooks.fail(say(gettext("Could not load scenario %(name)s: %(error)s"), { name: scenario, error: error.message }));
       }
     }
   }

@@ -10,6 +10,7 @@
 
 import { $, h, patch } from "./dom.js";
 import { describeAction, describeEvents, scenarioGuide } from "./guidance.js";
+import { gettext, interpolate as say, ngettext } from "./i18n.js";
 
 const MIN_SPEED = 0.1;
 const MAX_SPEED = 10;
@@ -129,15 +130,16 @@ export class Timeline {
   applyClock(message) {
     this.clock.setMode(message.mode, message.speed);
     const live = message.mode === "live";
-    this.playButton.textContent = live ? "❚❚ Pause" : "▶ Play";
+    this.playButton.textContent = live ? gettext("❚❚ Pause") : gettext("▶ Play");
     this.playButton.setAttribute("aria-pressed", live ? "true" : "false");
     this.root.dataset.mode = message.mode;
-    this.modeOut.textContent = live ? "live 运行中" : "paused 已暂停";
+    this.modeOut.textContent = live ? gettext("live") : gettext("paused");
     this.applyScenario(message.scenario);
     if (this.runningOut) {
       const running = message.running || [];
       this.runningOut.textContent = running.length
-        ? `Waiting in a client call: ${running.map((r) => describeCommand(r.command)).join("; ")} — the clock runs it (Play or Step)`
+        ? say(gettext("Waiting in a client call: %(commands)s — the clock runs it (Play or Step)"),
+          { commands: running.map((r) => describeCommand(r.command)).join("; ") })
         : "";
       this.runningOut.hidden = running.length === 0;
     }
@@ -156,8 +158,10 @@ export class Timeline {
     if (this.undoButton) {
       this.undoButton.hidden = !this.undo;
       if (this.undo) {
-        this.undoButton.textContent = `↶ Undo: bring back the ${this.undo.commands} command${this.undo.commands === 1 ? "" : "s"} you replaced`;
-        this.undoButton.title = `Removes the ${this.undo.since} command(s) applied since, and puts the old future back (it reached step ${this.undo.steps})`;
+        this.undoButton.textContent = say(ngettext("↶ Undo: bring back the %(count)s command you replaced",
+          "↶ Undo: bring back the %(count)s commands you replaced", this.undo.commands), { count: this.undo.commands });
+        this.undoButton.title = say(gettext("Removes the %(since)s command(s) applied since, and puts the old future back (it reached step %(steps)s)"),
+          this.undo);
       }
     }
     this.root.dataset.future = String(this.future);
@@ -190,7 +194,7 @@ export class Timeline {
     if (!frame.actions) {   // a command, with no scheduler action of its own: what it changed, if anything
       const clauses = describeEvents(events).slice(0, 3);
       if (clauses.length) {
-        this.lastOut.textContent = `Step ${frame.step} · a command: ${clauses.join("; ")}`;
+        this.lastOut.textContent = say(gettext("Step %(step)s · a command: %(what)s"), { step: frame.step, what: clauses.join("; ") });
         this.lastOut.dataset.kind = "command";
       }
       return;
@@ -198,8 +202,8 @@ export class Timeline {
     const own = events.filter((e) => e.step === frame.step);
     const sentence = describeAction(frame.last_action, own);
     this.lastOut.textContent = frame.actions === 1
-      ? `Step ${frame.step} · ${sentence}`
-      : `Step ${frame.step} · ${frame.actions} actions, the last: ${sentence}`;
+      ? say(gettext("Step %(step)s · %(what)s"), { step: frame.step, what: sentence })
+      : say(gettext("Step %(step)s · %(actions)s actions, the last: %(what)s"), { step: frame.step, actions: frame.actions, what: sentence });
     this.lastOut.dataset.kind = "action";
   }
 
@@ -236,8 +240,8 @@ export class Timeline {
   _readout(step) {
     const t = this.timeMs ?? 0;
     const seconds = (t / 1000).toFixed(3);
-    const atStep = this.scrubbing && step !== this.step ? ` → rewind to step ${step}` : "";
-    this.readout.textContent = `t = ${seconds} s · step ${this.step} of ${this.steps}${atStep}`;
+    const atStep = this.scrubbing && step !== this.step ? say(gettext(" → rewind to step %(step)s"), { step }) : "";
+    this.readout.textContent = say(gettext("t = %(seconds)s s · step %(step)s of %(steps)s"), { seconds, step: this.step, steps: this.steps }) + atStep;
   }
 
   // The commands on the timeline: a mark each, merged into clusters where they would overlap
@@ -297,7 +301,8 @@ function markKey(m, i) {
 }
 
 function markLabel(m) {
-  return `step ${m.step} · ${(m.time_ms / 1000).toFixed(3)} s · ${describeCommand(m.command)}`;
+  return say(gettext("step %(step)s · %(seconds)s s · %(command)s"),
+    { step: m.step, seconds: (m.time_ms / 1000).toFixed(3), command: describeCommand(m.command) });
 }
 
 function percentOf(step, steps) {
@@ -308,7 +313,8 @@ function markButton(m, key, steps) {
   const what = describeCommand(m.command);
   return h("button", {
     key, type: "button", class: `mark${m.running ? " running" : ""}`, style: `left: ${percentOf(m.step, steps)}`,
-    title: `${markLabel(m)} — click to rewind here`, "aria-label": `Rewind to step ${m.step}: ${what}`,
+    title: say(gettext("%(mark)s — click to rewind here"), { mark: markLabel(m) }),
+    "aria-label": say(gettext("Rewind to step %(step)s: %(command)s"), { step: m.step, command: what }),
     "data-step": m.step, "data-index": m.index ?? "",
   }, "");
 }
@@ -322,8 +328,9 @@ function clusterTitle(c, key) {
   let title = clusterTitles.get(id);
   if (title === undefined) {
     const lines = c.marks.slice(-TITLE_LINES).map(markLabel);
-    const more = n > TITLE_LINES ? `\n(the last ${TITLE_LINES} of ${n})` : "";
-    title = `${n} commands, steps ${c.marks[0].step}–${c.marks[n - 1].step}:\n${lines.join("\n")}${more}\nclick to list them`;
+    const more = n > TITLE_LINES ? "\n" + say(gettext("(the last %(shown)s of %(count)s)"), { shown: TITLE_LINES, count: n }) : "";
+    title = say(gettext("%(count)s commands, steps %(first)s–%(last)s:"), { count: n, first: c.marks[0].step, last: c.marks[n - 1].step }) +
+      `\n${lines.join("\n")}${more}\n` + gettext("click to list them");
     if (clusterTitles.size > 2000) clusterTitles.clear();
     clusterTitles.set(id, title);
   }
@@ -337,7 +344,8 @@ function clusterButton(c, key, open, steps) {
   return h("button", {
     key, type: "button", class: "mark-cluster", style: `left: ${percentOf(c.step, steps)}`,
     title: clusterTitle(c, key),
-    "aria-label": `${n} commands between steps ${first} and ${last}: list them`, "aria-expanded": open ? "true" : "false",
+    "aria-label": say(gettext("%(count)s commands between steps %(first)s and %(last)s: list them"), { count: n, first, last }),
+    "aria-expanded": open ? "true" : "false",
     "data-cluster": key, "data-count": n, "data-first-step": first, "data-last-step": last,
   }, String(n));
 }
@@ -345,14 +353,16 @@ function clusterButton(c, key, open, steps) {
 function markList(c, steps) {
   const n = c.marks.length;
   const shown = c.marks.slice(-LISTED);
-  const earlier = n > shown.length ? ` (the last ${shown.length})` : "";
-  return h("div", { key: "list", class: "mark-list", role: "group", "aria-label": "Commands in this cluster",
+  const words = n > shown.length
+    ? gettext("%(count)s commands, steps %(first)s–%(last)s (the last %(shown)s): rewind to just after one")
+    : gettext("%(count)s commands, steps %(first)s–%(last)s: rewind to just after one");
+  return h("div", { key: "list", class: "mark-list", role: "group", "aria-label": gettext("Commands in this cluster"),
                     style: `--at: ${percentOf(c.step, steps)}` }, [
     h("p", { key: "head", class: "mark-list-head" },
-      `${n} commands, steps ${c.marks[0].step}–${c.marks[n - 1].step}${earlier}: rewind to just after one`),
+      say(words, { count: n, first: c.marks[0].step, last: c.marks[n - 1].step, shown: shown.length })),
     ...shown.map((m, i) => h("button", {
       key: markKey(m, i), type: "button", class: `mark${m.running ? " running" : ""}`, "data-step": m.step,
-      "data-index": m.index ?? "", title: `${markLabel(m)} — click to rewind here`,
+      "data-index": m.index ?? "", title: say(gettext("%(mark)s — click to rewind here"), { mark: markLabel(m) }),
     }, markLabel(m))),
   ]);
 }

@@ -1,6 +1,8 @@
 // Toasts: every error the server sends (and the few the page finds itself) shows here, in words,
 // with Kafka's error name when there is one. Errors stay until closed or for 12 s; notes for 4 s.
 
+import { gettext } from "./i18n.js";
+
 const ERROR_MS = 12000;
 const INFO_MS = 4000;
 const MAX_TOASTS = 5;
@@ -30,7 +32,7 @@ export function toast(message, { kind = "info", detail = "" } = {}) {
   const close = document.createElement("button");
   close.type = "button";
   close.className = "toast-close";
-  close.setAttribute("aria-label", "Dismiss");
+  close.setAttribute("aria-label", gettext("Dismiss"));
   close.textContent = "×";
   close.addEventListener("click", () => item.remove());
   item.append(close);
@@ -41,5 +43,5 @@ export function toast(message, { kind = "info", detail = "" } = {}) {
 }
 
 export function errorToast(message, kafkaError) {
-  return toast(message || "Something went wrong", { kind: "error", detail: kafkaError || "" });
+  return toast(message || gettext("Something went wrong"), { kind: "error", detail: kafkaError || "" });
 }
