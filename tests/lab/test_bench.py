@@ -8,7 +8,7 @@ import sys
 from tests.servers import REPO_ROOT
 
 FIGURES = ("events_per_s", "step_latency_p95_ms", "idle_session_rss_mb", "active_sessions_p95_under_100ms",
-           "rewind_p95_ms", "hostile_neighbour_p95_ms")
+           "rewind_p95_ms", "hostile_neighbour_p95_ms", "lesson_beat_p95_ms", "lesson_open_p95_ms")
 
 
 def test_the_bench_reports_every_figure_as_json() -> None:
@@ -25,6 +25,8 @@ def test_the_bench_reports_every_figure_as_json() -> None:
     # Two hostile sessions (each with a tab that reads nothing) and the other visitor's commands.
     assert figures["hostile_sessions"] == 2 and figures["hostile_commands_per_s"] > 0
     assert figures["hostile_neighbour_p50_ms"] > 0
+    # Every lesson opened once and one beat of each answered.
+    assert figures["lesson_open_samples"] == figures["lesson_beat_samples"] == figures["lesson_count"] > 0
 
 
 def test_the_bench_prints_figures_next_to_their_targets() -> None:
@@ -41,6 +43,9 @@ def test_the_bench_prints_figures_next_to_their_targets() -> None:
                "rewind_checkpoints": 30, "rewind_checkpoints_disk_mb": 4.0,
                "hostile_neighbour_p95_ms": 40.0, "hostile_neighbour_p50_ms": 10.0, "hostile_sessions": 20,
                "hostile_commands_per_s": 49.5, "hostile_server_cpu": 1.2,
+               "lesson_beat_p95_ms": 30.0, "lesson_beat_p50_ms": 10.0, "lesson_open_p95_ms": 1500.0,
+               "lesson_open_p50_ms": 600.0, "lab_open_p95_ms": 200.0, "lesson_open_vs_lab_open": 7.5,
+               "lesson_open_samples": 19, "lesson_beat_samples": 19, "lesson_count": 19,
                "cpus": 2, "load_average": 0.5}
 
     text = report(figures)
@@ -48,7 +53,8 @@ def test_the_bench_prints_figures_next_to_their_targets() -> None:
     assert set(TARGETS) == set(FIGURES)
     assert "events_per_s" in text and "target >= 20000" in text
     assert "step_latency_p95_ms" in text and "MISSED" in text  # 60 ms is over the 50 ms target
-    assert text.count(" ok") == 5
+    assert text.count(" ok") == 6                            # a 1.5 s lesson open is over its 1 s target
+    assert "lesson_open_p95_ms" in text and "target < 1000" in text and "(×7.5)" in text
     assert "rewind_p95_ms" in text and "10,000 steps" in text
     assert "hostile_neighbour_p95_ms" in text and "target < 100" in text and "20 sessions live" in text
 
