@@ -276,10 +276,12 @@ function evidenceItem(ref) {
   } else if (ref.kind === "partition") {
     li.textContent = interpolate(gettext("partition %(tp)s (every replica)"), ref);
   } else if (ref.kind === "segment") {
-    li.textContent = interpolate(gettext("segment %(base)s of %(tp)s on broker %(broker)s (Segments panel)"),
+    li.textContent = interpolate(gettext("segment %(base)s of %(tp)s on broker %(broker)s"),
       { ...ref, base: String(ref.base_offset).padStart(20, "0") });
+    li.append(" ", openSegmentsButton(ref));
   } else if (ref.kind === "checkpoint") {
-    li.textContent = interpolate(gettext("%(file)s on broker %(broker)s, line %(tp)s (Segments panel)"), ref);
+    li.textContent = interpolate(gettext("%(file)s on broker %(broker)s, line %(tp)s"), ref);
+    li.append(" ", openSegmentsButton(ref));
   } else if (ref.kind === "broker") {
     li.textContent = interpolate(gettext("broker %(id)s"), { id: ref.broker });
   } else if (ref.kind === "member" || ref.kind === "group") {
@@ -288,6 +290,21 @@ function evidenceItem(ref) {
     li.textContent = JSON.stringify(ref);
   }
   return li;
+}
+
+// Segments and checkpoint files live in the Segments panel: open it on that replica.
+function openSegmentsButton(ref) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "link-button";
+  button.dataset.openSegments = "";
+  button.textContent = gettext("open in the Segments panel");
+  button.addEventListener("click", () => {
+    const [topic, partition] = splitTp(ref.tp);
+    document.getElementById("tab-x-segments")?.click();
+    window.kafkaLab?.segmentView?.open(ref.broker, topic, Number(partition));
+  });
+  return button;
 }
 
 // The evidence in the lab's own views: CSS rules over their stable data attributes, so the marks
@@ -300,7 +317,11 @@ function highlight(evidence) {
     if (ref.kind === "event") rules.push(`#lab [data-seq=${q(ref.seq)}]`);
     else if (ref.kind === "replica") rules.push(`#lab [data-replica][data-broker=${q(ref.broker)}][data-topic=${q(topic)}][data-partition=${q(partition)}]`);
     else if (ref.kind === "partition") rules.push(`#lab [data-replica][data-topic=${q(topic)}][data-partition=${q(partition)}]`);
-    else if (ref.kind === "broker" || ref.kind === "checkpoint" || ref.kind === "segment") rules.push(`#lab [data-broker-id=${q(ref.broker)}]`);
+    else if (ref.kind === "broker" || ref.kind === "checkpoint") rules.push(`#lab [data-broker-id=${q(ref.broker)}]`);
+    else if (ref.kind === "segment") {
+      rules.push(`#lab [data-replica][data-broker=${q(ref.broker)}][data-topic=${q(topic)}][data-partition=${q(partition)}]`);
+      rules.push(`#lab [data-segments-panel] [data-segment=${q(String(ref.base_offset).padStart(20, "0"))}]`);
+    }
   }
   if (!evidenceStyle) {
     evidenceStyle = document.createElement("style");

@@ -471,6 +471,6 @@ function frame() {
 
 // For the console, the browser tests and lab/bench_browser.py: `model()` is the page's model in
 // the server's shape (lab-state.js modelSummary), to compare with a fresh one from the server.
-window.kafkaLab = { app, socket, stats, model: () => modelSummary(app.view), describeCommand };
+window.kafkaLab = { app, socket, stats, segmentView, model: () => modelSummary(app.view), describeCommand };
 socket.connect();
 requestAnimationFrame(frame);
