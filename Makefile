@@ -1,6 +1,8 @@
 # Kafka Lab: `make run` serves the lab, `make test` runs the whole suite.
 # Both create .venv/ when it is missing and skip pip when pyproject.toml, setup.py and the C
-# extension (engine/broker/_columnar.c) have not changed.
+# extension (engine/broker/_columnar.c) have not changed. Both compile the UI's translations
+# (locale/*/LC_MESSAGES/*.po -> .mo, with the standard library only: no GNU gettext needed) when
+# a catalogue changed; the .mo files are not committed.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -15,9 +17,10 @@ VENV_PY := $(CURDIR)/$(VENV)/bin/python
 PYPROJECT_HASH := $(shell cat pyproject.toml setup.py engine/broker/_columnar.c | sha256sum | cut -c1-16)
 RUN_STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_HASH)
+MO_FILES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/*.po))
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test install install-test migrate check chromium clean distclean
+.PHONY: help run test install install-test messages migrate check chromium clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -30,9 +33,16 @@ test: install-test chromium ## run the whole test suite
 	DJANGO_ALLOW_ASYNC_UNSAFE=true SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(VENV_PY) \
 		$(VENV_PY) -m pytest $(PYTEST_ARGS)
 
-install: $(RUN_STAMP) ## create .venv/ and install the lab into it
+install: $(RUN_STAMP) $(MO_FILES) ## create .venv/ and install the lab into it (translations compiled)
 
-install-test: $(TEST_STAMP) ## same, with the test extras
+install-test: $(TEST_STAMP) $(MO_FILES) ## same, with the test extras
+
+messages: $(MO_FILES) ## compile the translations (refuses an untranslated or fuzzy entry)
+
+# A catalogue is compiled when it (or the compiler) changed; an untranslated, fuzzy or broken entry
+# stops the install with its file, line and msgid.
+locale/%.mo: locale/%.po lab/tools/compile_messages.py | $(VENV_PY)
+	$(VENV_PY) -m lab.tools.compile_messages $<
 
 migrate: install ## apply database migrations
 	$(VENV_PY) manage.py migrate --noinput
