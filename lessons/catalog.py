@@ -76,7 +76,8 @@ def check_folder(folder: str) -> Verdict:
     try:
         lesson = load(folder)
     except LessonError as error:
-        return Verdict(folder.rstrip("/").rsplit("/", 1)[-1], 0, [Problem("", None, str(error))], None)
+        name = folder.rstrip("/").rsplit("/", 1)[-1]
+        return Verdict(name, 0, [Problem(name, error.beat, str(error))], None)
     return check(lesson)
 
 
@@ -88,7 +89,7 @@ def check(lesson: Lesson) -> Verdict:
         try:
             run = player.play(lesson, data_dir)
         except player.PlayError as error:
-            return Verdict(lesson.slug, len(lesson.questions), [Problem(lesson.slug, None, str(error))], None)
+            return Verdict(lesson.slug, len(lesson.questions), [Problem(lesson.slug, error.beat, str(error))], None)
     for beat, result in zip(lesson.beats, run.results):
         if beat.do is not None and not result.check_passed:
             problems.append(Problem(lesson.slug, beat.id, "after its 'instead' steps, do.check is not true"))

@@ -25,6 +25,10 @@ from lessons.schema import Beat, Lesson
 class PlayError(RuntimeError):
     """A beat that cannot be played as written (a step failed that was not expected to)."""
 
+    def __init__(self, message: str, beat: str) -> None:
+        super().__init__(message)
+        self.beat = beat
+
 
 @dataclass
 class BeatResult:
@@ -56,14 +60,15 @@ def scenario_cluster(scenario: dict, data_dir: str, trace: Any) -> Cluster:
 def apply_step(cluster: Cluster, index: int, step: dict) -> str | None:
     """One scenario step as the runner applies it; the error text, or None."""
     command = next(k for k in step if k not in ("expect_error", "note"))
+    name = f"step {index} ({command})" if index >= 0 else f"the stand-in step {command}"
     try:
-        run_step(cluster, command, check_step(command, step[command] or {}), index)
+        run_step(cluster, command, check_step(command, step[command] or {}), max(index, 0))
     except (ClusterError, InvalidConfigError, StepArgumentError, ValueError, KeyError, TypeError) as error:
         if step.get("expect_error"):
             return None
-        return f"step {index} ({command}) failed: {error}"
+        return f"{name} failed: {error}"
     if step.get("expect_error"):
-        return f"step {index} ({command}) was expected to fail but succeeded"
+        return f"{name} was expected to fail but succeeded"
     return None
 
 
@@ -94,7 +99,7 @@ def play(lesson: Lesson, data_dir: str) -> LessonRun:
         for index, step in beat.steps(scenario):
             problem = apply_step(cluster, index, step)
             if problem:
-                raise PlayError(f"{lesson.slug}: beat {beat.id!r}: {problem}")
+                raise PlayError(problem, beat.id)
         results.append(evaluate_beat(beat, queries.World(cluster, list(beat_events), list(lesson_events))))
     return LessonRun(lesson, results, count, digest.hexdigest())
 
@@ -105,7 +110,7 @@ def evaluate_beat(beat: Beat, world: queries.World) -> BeatResult:
     if beat.do is not None:
         try:
             result.check_passed = queries.evaluate(beat.do.check, world).value is True
-        except queries.QueryError:
+        except (queries.QueryError, ValueError, TypeError):
             result.check_passed = False
     question = beat.question
     if question is None:
@@ -117,6 +122,6 @@ def evaluate_beat(beat: Beat, world: queries.World) -> BeatResult:
         result.evidence = list(found.evidence)
         for query in question.evidence:
             result.evidence += queries.evaluate(query, world).evidence
-    except (queries.QueryError, ValueError) as error:
+    except (queries.QueryError, ValueError, TypeError) as error:
         result.problem = str(error)
     return result

@@ -157,7 +157,7 @@ def evaluate(query: dict, world: World) -> Answer:
     for op in query.get("then", []):
         value, more = _apply(op, value, world)
         evidence += more
-    return Answer(_public(value), _unique(evidence))
+    return Answer(_public(value), _distinct(evidence))
 
 
 def _resolve(test: Any, world: World) -> Any:
@@ -173,7 +173,7 @@ def _matches(value: Any, test: Any) -> bool:
     if isinstance(test, dict) and len(test) == 1 and next(iter(test)) in TESTS:
         (name, arg), = test.items()
         if name == "in":
-            return value in arg
+            return any(_same(value, item) for item in arg)
         if name == "not":
             return not _matches(value, arg)
         if name == "contains":
@@ -181,7 +181,14 @@ def _matches(value: Any, test: Any) -> bool:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             return False
         return value >= arg if name == "gte" else value <= arg
-    return value == test
+    return _same(value, test)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equality as JSON means it: true is not 1, and false is not 0."""
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False
+    return a == b
 
 
 def _read(item: Any, path: str) -> Any:
@@ -197,13 +204,22 @@ def _read(item: Any, path: str) -> Any:
 
 
 def _apply(op: Any, value: Any, world: World) -> tuple[Any, list[dict]]:
+    """One `then` operation; a value it cannot take (None among numbers, lists to sort against
+    numbers, a number to flatten) is a QueryError naming both, never a crash."""
+    try:
+        return _apply_op(op, value, world)
+    except TypeError as error:
+        raise QueryError(f"{op!r} cannot take {value!r}: {error}") from None
+
+
+def _apply_op(op: Any, value: Any, world: World) -> tuple[Any, list[dict]]:
     if isinstance(op, str):
         return _SIMPLE[op](value), []
     (name, arg), = op.items()
     if name == "contains":
         return isinstance(value, list) and arg in value, []
     if name == "equals":
-        return value == arg, []
+        return _same(value, arg), []
     if name == "index":
         if not isinstance(value, list) or not -len(value) <= arg < len(value):
             raise QueryError(f"no item {arg} in {value!r}")
@@ -227,7 +243,19 @@ def _last(value: Any) -> Any:
 
 
 def _flatten(value: Any) -> list:
+    if not isinstance(value, list):
+        raise QueryError(f"flatten needs a list, not {value!r}")
     return [x for v in value for x in (v if isinstance(v, list) else [v])]
+
+
+def _unique(values: Any) -> list:
+    if not isinstance(values, list):
+        raise QueryError(f"unique needs a list, not {values!r}")
+    out: list = []
+    for value in values:
+        if not any(_same(value, seen) for seen in out):
+            out.append(value)
+    return out
 
 
 def _numbers(value: Any) -> list:
@@ -239,7 +267,7 @@ def _numbers(value: Any) -> list:
 _SIMPLE: dict[str, Callable[[Any], Any]] = {
     "count": lambda v: len(v) if isinstance(v, list) else int(v is not None),
     "sum": lambda v: sum(_numbers(v)), "min": lambda v: min(_numbers(v)), "max": lambda v: max(_numbers(v)),
-    "sorted": lambda v: sorted(v), "unique": lambda v: list(dict.fromkeys(v)),
+    "sorted": lambda v: sorted(v), "unique": _unique,
     "flatten": _flatten, "first": _first, "last": _last, "not": lambda v: not v,
 }
 
@@ -253,7 +281,7 @@ def _public(value: Any) -> Any:
     return value
 
 
-def _unique(evidence: list[dict]) -> list[dict]:
+def _distinct(evidence: list[dict]) -> list[dict]:
     seen, out = set(), []
     for item in evidence:
         key = tuple(sorted(item.items()))

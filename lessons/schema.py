@@ -199,7 +199,10 @@ def load(folder: str) -> Lesson:
             raise LessonError(f"{rel}/{language}.md", f"line {error.line}: {error}") from None
         except UnicodeDecodeError as error:
             raise LessonError(f"{rel}/{language}.md", f"not UTF-8: {error}") from None
-    lesson = _lesson(data, json_file, match.group(2), int(match.group(1)), folder, prose)
+    try:
+        lesson = _lesson(data, json_file, match.group(2), int(match.group(1)), folder, prose)
+    except (TypeError, AttributeError, KeyError) as error:   # a shape no check above foresaw
+        raise LessonError(json_file, f"malformed: {type(error).__name__}: {error}") from None
     for language in LANGUAGES:
         _check_prose(lesson, prose[language], f"{rel}/{language}.md")
     return lesson
@@ -251,6 +254,8 @@ def _lesson(data: Any, file: str, slug: str, order: int, folder: str, prose: dic
             raise LessonError(file, "a beat plays steps or asks the learner to act, not both", label, "do")
         question = _question(raw.get("question"), file, label)
         beat_callouts = tuple(_ids(raw.get("callouts", []), file, label, "callouts"))
+        if len(set(beat_callouts)) != len(beat_callouts):
+            raise LessonError(file, "lists a callout twice", label, "callouts")
         for callout in beat_callouts:
             if callout not in callouts:
                 raise LessonError(file, f"{callout!r} is not one of the lesson's callouts", label, "callouts")
@@ -330,19 +335,20 @@ def _scenario(value: Any, file: str, beat: str | None, where: str, scenarios: di
     return value
 
 
-def _play(value: Any, file: str, beat: str, scenario: dict, next_step: int) -> tuple[int, int] | None:
+def _play(value: Any, file: str, beat: str, scenario: dict, next_step: int,
+          where: str = "play") -> tuple[int, int] | None:
     if value is None:
         return None
     if (not isinstance(value, list) or len(value) != 2
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
-        raise LessonError(file, "must be [first step, last step]", beat, "play")
+        raise LessonError(file, "must be [first step, last step]", beat, where)
     first, last = value
     if first != next_step:
         raise LessonError(file, f"must start at step {next_step} (the beats of a scenario play its steps in "
-                                f"order, from 0)", beat, "play")
+                                f"order, from 0)", beat, where)
     if not first <= last < len(scenario["steps"]):
         raise LessonError(file, f"steps {first}..{last} are not in {scenario['name']!r} "
-                                f"(steps 0..{len(scenario['steps']) - 1})", beat, "play")
+                                f"(steps 0..{len(scenario['steps']) - 1})", beat, where)
     return first, last
 
 
@@ -355,7 +361,12 @@ def _do(value: Any, file: str, beat: str, scenario: dict, next_step: int) -> Do 
                                 "'instead': [steps]}", beat, "do")
     _query(value["check"], file, beat, "do.check")
     if "replaces" in value:
-        first, last = _play(value["replaces"], file, beat, scenario, next_step) or (0, -1)
+        try:
+            first, last = _play(value["replaces"], file, beat, scenario, next_step, "do.replaces") or (-1, -1)
+        except LessonError:
+            raise
+        if first < 0:
+            raise LessonError(file, "must be [first step, last step]", beat, "do.replaces")
         return Do(value["check"], tuple(scenario["steps"][first:last + 1]), (first, last))
     instead = value["instead"]
     if not isinstance(instead, list) or not 1 <= len(instead) <= MAX_INSTEAD:
@@ -400,7 +411,8 @@ def _question(value: Any, file: str, beat: str) -> Question | None:
         if not isinstance(raw, list) or not 2 <= len(raw) <= 8:
             raise LessonError(file, "must be a list of 2 to 8 choices", beat, "question.choices")
         for index, item in enumerate(raw):
-            if not isinstance(item, dict) or set(item) != {"id", "value"} or not ID.match(str(item["id"])):
+            if not isinstance(item, dict) or set(item) != {"id", "value"} or not isinstance(item["id"], str) \
+                    or not ID.match(item["id"]):
                 raise LessonError(file, "must be {'id': 'a', 'value': …}", beat, f"question.choices[{index}]")
             _finite(item["value"], file, beat, f"question.choices[{index}].value")
             choices.append(Choice(item["id"], item["value"]))
@@ -412,6 +424,8 @@ def _question(value: Any, file: str, beat: str) -> Question | None:
     if items not in ("number", "text") or order not in ("exact", "any"):
         raise LessonError(file, "items is 'number' or 'text', order 'exact' or 'any'", beat, "question.items")
     hints = []
+    if not isinstance(value.get("hints", []), list):
+        raise LessonError(file, "must be a list of {'when', 'hint'}", beat, "question.hints")
     for index, item in enumerate(value.get("hints", [])):
         if not isinstance(item, dict) or set(item) != {"when", "hint"} or not ID.match(str(item["hint"])):
             raise LessonError(file, "must be {'when': <wrong answer>, 'hint': <id>}", beat, f"question.hints[{index}]")

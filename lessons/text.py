@@ -61,6 +61,8 @@ def parse(text: str) -> Prose:
     key: str | None = None
     beat: str | None = None
     for number, line in enumerate(text.splitlines(), start=1):
+        if not sections and line.strip() and not line.startswith("# "):
+            raise ProseError("the file must start with '# <title>'", number)
         if line.startswith("# ") and not sections:
             sections["title"] = [line[2:].strip()]
             key = "summary"

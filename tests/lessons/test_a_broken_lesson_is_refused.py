@@ -186,10 +186,6 @@ def test_a_hint_whose_id_is_not_an_id_is_refused(lesson_copy: LessonCopy) -> Non
     assert_names(refused(lesson_copy), "lesson.json", "election", "question.hints[0]")
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="schema._question runs enumerate() over `hints` unchecked: a hints value that is not a list "
-                          "(a number) raises TypeError out of schema.load, which catalog._load_all does not catch, so "
-                          "one bad file takes the course down")
 def test_hints_that_are_not_a_list_are_refused(lesson_copy: LessonCopy) -> None:
     lesson_copy.edit(lambda d: beat(d, "election")["question"].update(hints=3))
     assert_names(refused(lesson_copy), "lesson.json", "election", "question.hints")
@@ -263,26 +259,18 @@ def test_a_do_whose_check_is_malformed_is_refused(lesson_copy: LessonCopy) -> No
     assert "do.check.then[0]" in str(error)
 
 
-@pytest.mark.xfail(strict=True, reason="schema._do checks `replaces` with _play(), whose errors name the field "
-                                       "'play' (a field this beat does not have) instead of 'do.replaces'")
 def test_a_do_whose_replaces_does_not_start_where_the_last_beat_ended_is_refused(lesson_copy: LessonCopy) -> None:
     lesson_copy.edit(lambda d: beat(d, "kill-a")["do"].update(replaces=[8, 9]))
     error = refused(lesson_copy)
     assert_names(error, "lesson.json", "kill-a", "do.replaces")
 
 
-@pytest.mark.xfail(strict=True, reason="schema._do accepts `\"replaces\": null` (_play returns None, then "
-                                       "`or (0, -1)`): the beat stands for no step and resets the next step to 0, "
-                                       "so the error lands on the *next* beat ('election': play must start at "
-                                       "step 0) — or nowhere, when the do beat is the last one")
 def test_a_do_whose_replaces_is_null_is_refused_at_that_beat(lesson_copy: LessonCopy) -> None:
     lesson_copy.edit(lambda d: beat(d, "kill-a")["do"].update(replaces=None))
     error = refused(lesson_copy)
     assert error.beat == "kill-a", str(error)
 
 
-@pytest.mark.xfail(strict=True, reason="schema._do accepts `\"replaces\": null`: as the last beat it loads, as a do "
-                                       "beat that replaces steps (0, -1) and plays none")
 def test_a_last_do_beat_whose_replaces_is_null_is_refused(lesson_copy: LessonCopy) -> None:
     lesson_copy.edit(lambda d: d["beats"].append({"id": "kill-c", "do": {"check": {"from": "brokers"},
                                                                          "replaces": None}}))

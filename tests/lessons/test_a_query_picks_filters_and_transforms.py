@@ -168,26 +168,15 @@ def test_sum_of_nothing_is_an_error(story: Played) -> None:
     assert fails(story, {"from": "replicas", "where": {"broker": 9}, "field": "log_end_offset", "then": ["sum"]})
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="queries._SIMPLE['sum'/'min'/'max'/'sorted'] run Python's sum/min/max/sorted on whatever "
-                          "the list holds: a None (a dead replica's log_end_offset) raises TypeError, not QueryError, "
-                          "so player.evaluate_beat (which catches only QueryError/ValueError) crashes `lessons check` "
-                          "and the live lesson")
 @pytest.mark.parametrize("op", ["sum", "min", "max", "sorted"])
 def test_an_operation_on_a_list_with_a_missing_number_is_a_query_error(story_after_election: Played, op: str) -> None:
     fails(story_after_election, {"from": "replicas", "field": "log_end_offset", "then": [op]})
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="queries._SIMPLE['unique'] is dict.fromkeys(value): a list of lists (one per item, e.g. "
-                          "field 'values') raises TypeError 'unhashable type', not QueryError and not a result")
 def test_unique_of_lists_keeps_the_first_of_each(story: Played) -> None:
     assert story.answer({"from": "replicas", "field": "values", "then": ["unique"]}) == [values_on(story, 1)]
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="queries._flatten iterates its value unchecked: flatten after pick 'count' (a number) "
-                          "raises TypeError, not QueryError")
 def test_flatten_of_a_number_is_a_query_error(story: Played) -> None:
     fails(story, {"from": "brokers", "pick": "count", "then": ["flatten"]})
 

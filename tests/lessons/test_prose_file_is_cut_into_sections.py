@@ -74,9 +74,6 @@ def test_an_empty_file_is_refused_for_its_missing_title() -> None:
     assert error.line == 1
 
 
-@pytest.mark.xfail(strict=True, reason="a file whose first heading is '## beat:' (no '# title') is refused, but at "
-                                       "line 1 instead of the heading's line: parse() only notices the missing "
-                                       "title after the whole file was read")
 def test_a_file_that_starts_with_a_beat_heading_is_refused_at_that_heading() -> None:
     error = refusal("\n\n## beat: first\nThe first beat.\n")
     assert error.line == 3
