@@ -369,10 +369,21 @@ def _groups(cluster: Any) -> list[dict]:
     return describe.describe_groups(cluster)
 
 
+def _group_leader(cluster: Any, group: str) -> str | None:
+    """The member that computed the group's assignment (its leader), stable or not: the
+    coordinator's `leader_id`, by the consumer's name in the lab."""
+    from engine.groups.describe import _coordinator_of, _member_names
+    _broker, _partition, coordinator = _coordinator_of(cluster, group)
+    state = coordinator.groups.get(group) if coordinator is not None else None
+    if state is None or state.leader_id not in state.members:
+        return None
+    return _member_names(cluster).get(state.leader_id, state.members[state.leader_id].client_id)
+
+
 def _members(cluster: Any, _internal: bool) -> list[dict]:
     out = []
     for group in _groups(cluster):
-        leader = (group.get("rebalance") or {}).get("leader")
+        leader = _group_leader(cluster, group["group"])
         for member in group["members"]:
             out.append({"group": group["group"], "member": member["member"], "generation": group["generation"],
                         "assignment": list(member["assignment"]), "partitions": len(member["assignment"]),

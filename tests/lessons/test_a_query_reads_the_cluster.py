@@ -176,3 +176,15 @@ def test_a_checkpoint_is_what_the_file_says_not_the_live_high_watermark(story: P
                   if (c["broker"], c["file"], c["tp"]) == (1, "replication-offset-checkpoint", "t-0")]
     assert checkpoint == on_disk
     assert story.replica_state(1)["high_watermark"] != on_disk, "A restarted less than 5 s ago"
+
+
+def test_a_stable_groups_members_name_the_leader_that_computed_the_assignment(tmp_path) -> None:
+    from engine.scenarios.runner import load_scenario, run_scenario
+    from lessons import queries
+
+    cluster, result = run_scenario(load_scenario("group-member-joins"), str(tmp_path / "joins"))
+    world = queries.World(cluster, [], [])
+    members = queries.evaluate({"from": "members", "where": {"group": "g"}}, world).value
+    assert {m["member"] for m in members} == {"c1", "c2"}
+    assert {m["state"] for m in members} == {"Stable"}
+    assert {m["group_leader"] for m in members} == {"c1"}   # the first to join leads (generation 1 and on)
