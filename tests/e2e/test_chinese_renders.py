@@ -1,9 +1,10 @@
 """Chinese renders on a machine without CJK fonts (this test machine has none): the pages load the
-lab's own cut-down Noto Sans CJK SC (static/fonts, lab/tools/cjk_font.py) before they paint."""
+lab's own cut-down Noto Sans CJK SC (static/fonts, lab/tools/cjk_font.py) before they paint. The
+session page is in Chinese once the visitor switches the lab to 简体中文 (the header's switch)."""
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from tests.e2e.helpers import create_topic, new_session
 
@@ -36,8 +37,18 @@ def test_chinese_text_has_its_font_on_the_landing_page(page: Page) -> None:
     assert covered
 
 
+def switch_to_chinese(page: Page) -> None:
+    """The header's language switch: back on the same page, now in Chinese, its socket connected."""
+    url = page.url
+    page.click("[data-language-switch] [data-language=zh-hans]")
+    page.wait_for_function("() => document.documentElement.lang === 'zh-hans'")
+    assert page.url == url
+    expect(page.locator("[data-conn-text]")).to_have_text("已连接")
+
+
 def test_chinese_text_has_its_font_on_a_session_page(page: Page) -> None:
     new_session(page, name="中文")
+    switch_to_chinese(page)
     chinese, faces, covered = faces_loaded_for(page)
     assert "速度" in chinese and covered
     assert len(faces) == 2 and all(f[2] == "loaded" for f in faces)
@@ -63,6 +74,7 @@ ELEMENTS_WITHOUT_THE_FACE = """() => {
 
 def test_every_chinese_text_has_the_face_in_its_font_stack(page: Page) -> None:
     new_session(page, name="中文")
+    switch_to_chinese(page)
     create_topic(page, "t", partitions=1, replication_factor=1)
     page.click("#tab-x-charts")
     page.locator("[data-chart=isr] .main-svg").first.wait_for(state="attached")
