@@ -34,7 +34,7 @@ def answer(page: Page, index: int, text: str) -> None:
     beat(page, index).locator("button[type=submit]").click()
 
 
-def test_a_learner_takes_the_hw_truncation_lesson_to_the_end(page: Page) -> None:
+def test_a_learner_takes_the_hw_truncation_lesson_to_the_end(page: Page, shoot) -> None:
     page.goto(f"/lessons/{SLUG}/")
     at(page, 0, "ready")
 
@@ -55,6 +55,7 @@ def test_a_learner_takes_the_hw_truncation_lesson_to_the_end(page: Page) -> None
     expect(beat(page, 0).locator("[data-evidence] li")).to_have_count(1)
     expect(page.locator("#lab")).to_have_attribute("data-lesson-evidence", "1")
     expect(beat(page, 0).locator("[data-callout]")).to_be_visible()
+    shoot("lesson-en")
 
     # Beat 2, right; then reload: the lesson resumes where it was.
     page.keyboard.press("ArrowRight")
@@ -73,6 +74,7 @@ def test_a_learner_takes_the_hw_truncation_lesson_to_the_end(page: Page) -> None
     chinese, faces, covered = faces_loaded_for(page)
     assert len(chinese) > 30, chinese     # distinct Chinese characters on the page
     assert covered, f"characters without a glyph in the lab's font, among: {chinese} ({faces})"
+    shoot("lesson-zh")
 
     # Beat 3: the learner kills the leader in the lab's own Faults tab.
     page.keyboard.press("ArrowRight")
