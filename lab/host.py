@@ -106,6 +106,7 @@ class SessionHost(ScenarioPlayback, TimeTravel):
         self._scenario_steps = 0
         self._scenario_done = False
         self._last_script_step: _ScriptStep | None = None
+        self._scenario_source: dict | None = None         # the whole scenario, when a lesson queues it in parts
         self._disk: tuple[float, int, int] | None = None   # (when, bytes walked, live log bytes then)
         self._discarded: _Discarded | None = None
         self._running: dict[int, CommandRecord] = {}      # record index -> running record
@@ -183,16 +184,28 @@ class SessionHost(ScenarioPlayback, TimeTravel):
             if self._scenario_steps:
                 head = self._script[0] if self._script else None
                 last = self._last_script_step
+                if head is None and last is not None:
+                    head = self._unqueued_step_after(last)   # a lesson's next beat, not queued yet
                 scenario = {"name": self._scenario_name, "steps": self._scenario_steps, "done": head is None,
                             "next_step": head.index if head else self._scenario_steps,
                             "next": _describe_step(head) if head else None,
                             "next_note": head.note if head else "",
-                            "in_progress": bool(head and head.started),
+                            "in_progress": bool(head and head.started and self._script),
                             "last_step": last.index if last else None,
                             "last": _describe_step(last) if last else None,
                             "last_note": last.note if last else ""}
             running = [{"index": r.index, "command": {r.command: r.args}} for r in self._running.values()]
             return {"mode": self.mode, "speed": self.speed, "scenario": scenario, "running": running}
+
+    def _unqueued_step_after(self, last: _ScriptStep) -> _ScriptStep | None:
+        """The scenario's step after `last` when a lesson queued only part of it (None otherwise)."""
+        steps = self._scenario_source.get("steps", []) if self._scenario_source else []
+        if not 0 <= last.index < len(steps) - 1:
+            return None
+        step = steps[last.index + 1]
+        command = next(k for k in step if k not in ("expect_error", "note"))
+        return _ScriptStep(last.index + 1, command, dict(step[command] or {}), bool(step.get("expect_error")),
+                           str(step.get("note") or ""))
 
     def take_notices(self) -> list[dict[str, Any]]:
         """Errors nobody asked for (a queued scenario step, a running command), oldest first; cleared."""

@@ -111,6 +111,7 @@ class ScenarioPlayback:
                                             bool(step.get("expect_error")), str(step.get("note") or "")))
         self._scenario_name = str(scenario.get("name", ""))
         self._scenario_steps = len(scenario.get("steps", [])) or len(steps)
+        self._scenario_source = scenario      # a lesson plays it a beat at a time: the clock can say what is next
         self._scenario_done = not self._script
         self._last_script_step = None
         self.clock_version += 1
@@ -245,6 +246,7 @@ class ScenarioPlayback:
         for item in self._script:
             self._drop_watcher(item)
         self._script.clear()
+        self._scenario_source = None
         self._scenario_steps, self._scenario_name = 0, ""
         self._last_script_step = None
 
