@@ -66,7 +66,8 @@ const socket = new LabSocket(root.dataset.wsUrl, {
     afterModel(true);
     segmentView.refresh();   // the panels read the running session: only now is it sure to be loaded
     hideBanner();
-    if (newLine && !startOptions.consumeOwnLine()) {
+    // A lesson page rebuilds its cluster at every jump between beats: its pane says where it is.
+    if (newLine && !startOptions.consumeOwnLine() && !root.closest(".lesson-lab")) {
       toast(gettext("A new line of time: the session was reset or a scenario was loaded"), { kind: "info" });
     }
     startOptions.onHello(m);
