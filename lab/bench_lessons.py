@@ -41,7 +41,11 @@ async def _beat_advance(tab: Tab, index: int, answer: object) -> float:
 def _any_answer(question: object) -> object:
     """An answer of the question's kind (right or wrong does not matter for the timing)."""
     kind = question.kind
-    return question.choices[0].id if kind == "choice" else "0" if kind in ("number", "broker") else "x"
+    if kind == "choice":
+        return question.choices[0].id
+    if kind == "list":
+        return "0" if question.items == "number" else "x"
+    return "0"
 
 
 async def lesson_figures(server: Server, rounds: int) -> dict[str, float]:
