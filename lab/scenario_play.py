@@ -77,6 +77,8 @@ class ScenarioPlayback:
         """Queue `steps` after this moment (no reset) and let the clock play them live; it pauses
         when they have played. `speed` None: queue only (the clock stays paused)."""
         with self.lock:
+            if not steps:          # a beat that only asks: the scenario stays where it stood
+                return self._drain()
             self._drop_script()
             self._queue(scenario, steps)
             if speed is not None and self._script:
