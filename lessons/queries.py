@@ -11,7 +11,9 @@ A query is a JSON object:
      "then": [<op>, ...]}
 
 - `from`: `events` (this beat's events; `"scope": "lesson"` for every event since the lesson's
-  scenario began), `partitions`, `replicas`, `segments`, `brokers`, `members`, `committed`,
+  scenario began), `partitions`, `replicas`, `segments`, `lookups` (the path a read of each
+  offset takes on each replica: the segment found by binary search, the index entry, the batches
+  the forward scan reads — engine.broker.log.Log.locate), `brokers`, `members`, `committed`,
   `produced`, `consumed`, `processed`, `checkpoints`.
 - `where`: every field must match. A test is a value (equality), or an object with one of
   `in`, `not`, `gte`, `lte`, `contains`; a value may itself be `{"query": {...}}`, run first
@@ -33,8 +35,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-SOURCES = ("events", "partitions", "replicas", "segments", "brokers", "members", "committed", "produced",
+SOURCES = ("events", "partitions", "replicas", "segments", "lookups", "brokers", "members", "committed", "produced",
            "consumed", "processed", "checkpoints")
+MAX_LOOKUPS_PER_REPLICA = 2_000
 PICKS = ("all", "first", "last", "one", "count")
 SIMPLE_OPS = ("count", "sum", "min", "max", "sorted", "unique", "flatten", "first", "last", "not")
 ARG_OPS = ("contains", "equals", "minus", "plus", "index")
@@ -358,6 +361,33 @@ def _next_offset(segments: Any, index: int, part: Any) -> int:
     return segments[index + 1].base_offset if index + 1 < len(segments) else part.log_end_offset
 
 
+def _lookups(cluster: Any, internal: bool) -> list[dict]:
+    """One item per (replica, offset) of every live replica (its first MAX_LOOKUPS_PER_REPLICA
+    offsets): the lookup path the Segments panel animates, as numbers a question can ask for."""
+    out = []
+    for topic, p, _state, broker, part in _replica_parts(cluster, internal):
+        if part is None:
+            continue
+        log, tp = part.log, f"{topic}-{p}"
+        for offset in range(log.log_start_offset, min(log.log_end_offset,
+                                                      log.log_start_offset + MAX_LOOKUPS_PER_REPLICA)):
+            found = log.locate(offset)
+            index = found.index
+            out.append({"topic": topic, "partition": p, "tp": tp, "broker": broker, "offset": offset,
+                        "segment": found.segment_base_offset, "segment_file": f"{found.segment_base_offset:020d}.log",
+                        "segment_probes": len(found.segment_probes),
+                        "relative_offset": offset - found.segment_base_offset,
+                        "index_slot": index.slot if index else -1,
+                        "index_offset": index.offset if index and index.slot >= 0 else None,
+                        "index_position": index.position if index and index.slot >= 0 else 0,
+                        "batches_scanned": len(found.scan), "position": found.position,
+                        "batch_base_offset": found.batch_base_offset, "batch_last_offset": found.batch_last_offset,
+                        "value": _text(found.record.value) if found.record is not None else None,
+                        "_ref": {"kind": "lookup", "tp": tp, "broker": broker, "offset": offset,
+                                 "base_offset": found.segment_base_offset}})
+    return out
+
+
 def _brokers(cluster: Any, _internal: bool) -> list[dict]:
     controller = cluster.controller_id()
     return [{"broker": b.id, "alive": b.alive, "controller": b.id == controller,
@@ -458,7 +488,7 @@ def _text(data: bytes | None) -> str | None:
 
 
 _SOURCES: dict[str, Callable[[Any, bool], list[dict]]] = {
-    "partitions": _partitions, "replicas": _replicas, "segments": _segments, "brokers": _brokers,
+    "partitions": _partitions, "replicas": _replicas, "segments": _segments, "lookups": _lookups, "brokers": _brokers,
     "members": _members, "committed": _committed, "produced": _produced, "consumed": _consumed,
     "processed": _processed, "checkpoints": _checkpoints,
 }

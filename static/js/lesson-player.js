@@ -279,6 +279,9 @@ function evidenceItem(ref) {
     li.textContent = interpolate(gettext("segment %(base)s of %(tp)s on broker %(broker)s"),
       { ...ref, base: String(ref.base_offset).padStart(20, "0") });
     li.append(" ", openSegmentsButton(ref));
+  } else if (ref.kind === "lookup") {
+    li.textContent = interpolate(gettext("the lookup of offset %(offset)s on broker %(broker)s (%(tp)s)"), ref);
+    li.append(" ", openSegmentsButton(ref, ref.offset));
   } else if (ref.kind === "checkpoint") {
     li.textContent = interpolate(gettext("%(file)s on broker %(broker)s, line %(tp)s"), ref);
     li.append(" ", openSegmentsButton(ref));
@@ -292,19 +295,32 @@ function evidenceItem(ref) {
   return li;
 }
 
-// Segments and checkpoint files live in the Segments panel: open it on that replica.
-function openSegmentsButton(ref) {
+// Segments, checkpoint files and lookups live in the Segments panel: open it on that replica
+// (and, for a lookup, run it there, stage by stage, once the replica's panel has loaded).
+function openSegmentsButton(ref, lookupOffset = null) {
   const button = document.createElement("button");
   button.type = "button";
   button.className = "link-button";
   button.dataset.openSegments = "";
-  button.textContent = gettext("open in the Segments panel");
+  button.textContent = lookupOffset === null ? gettext("open in the Segments panel") : gettext("look it up in the Segments panel");
   button.addEventListener("click", () => {
     const [topic, partition] = splitTp(ref.tp);
     document.getElementById("tab-x-segments")?.click();
     window.kafkaLab?.segmentView?.open(ref.broker, topic, Number(partition));
+    if (lookupOffset !== null) lookUp(`${ref.broker}:${topic}:${partition}`, lookupOffset, performance.now() + 5000);
   });
   return button;
+}
+
+function lookUp(replica, offset, deadline) {
+  const form = document.querySelector(`#lab [data-lookup-form]`);
+  const ready = form && form.querySelector("input[name=replica]")?.value === replica;
+  if (!ready) {
+    if (performance.now() < deadline) setTimeout(() => lookUp(replica, offset, deadline), 100);
+    return;
+  }
+  form.querySelector("input[name=offset]").value = String(offset);
+  form.requestSubmit();
 }
 
 // The evidence in the lab's own views: CSS rules over their stable data attributes, so the marks
@@ -318,7 +334,7 @@ function highlight(evidence) {
     else if (ref.kind === "replica") rules.push(`#lab [data-replica][data-broker=${q(ref.broker)}][data-topic=${q(topic)}][data-partition=${q(partition)}]`);
     else if (ref.kind === "partition") rules.push(`#lab [data-replica][data-topic=${q(topic)}][data-partition=${q(partition)}]`);
     else if (ref.kind === "broker" || ref.kind === "checkpoint") rules.push(`#lab [data-broker-id=${q(ref.broker)}]`);
-    else if (ref.kind === "segment") {
+    else if (ref.kind === "segment" || ref.kind === "lookup") {
       rules.push(`#lab [data-replica][data-broker=${q(ref.broker)}][data-topic=${q(topic)}][data-partition=${q(partition)}]`);
       rules.push(`#lab [data-segments-panel] [data-segment=${q(String(ref.base_offset).padStart(20, "0"))}]`);
     }

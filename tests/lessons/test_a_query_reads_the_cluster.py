@@ -188,3 +188,25 @@ def test_a_stable_groups_members_name_the_leader_that_computed_the_assignment(tm
     assert {m["member"] for m in members} == {"c1", "c2"}
     assert {m["state"] for m in members} == {"Stable"}
     assert {m["group_leader"] for m in members} == {"c1"}   # the first to join leads (generation 1 and on)
+
+
+def test_a_lookup_item_is_the_path_the_log_takes_to_that_offset(tmp_path) -> None:
+    from engine.scenarios.runner import load_scenario, run_scenario
+    from lessons import queries
+
+    cluster, _ = run_scenario(load_scenario("segments-and-lookup"), str(tmp_path / "segments"))
+    world = queries.World(cluster, [], [])
+    log = cluster.brokers[1].partitions[("t", 0)].log
+    for offset in range(log.log_start_offset, log.log_end_offset):
+        found = log.locate(offset)
+        item = queries.evaluate({"from": "lookups", "where": {"tp": "t-0", "offset": offset}, "pick": "one"}, world)
+        assert item.value["segment"] == found.segment_base_offset
+        assert item.value["batches_scanned"] == len(found.scan) >= 1
+        assert item.value["position"] == found.position
+        assert item.value["index_slot"] == found.index.slot
+        assert item.evidence == [{"kind": "lookup", "tp": "t-0", "broker": 1, "offset": offset,
+                                  "base_offset": found.segment_base_offset}]
+    # The sparse index: some offsets are found from an index entry, others from the segment's start.
+    slots = {queries.evaluate({"from": "lookups", "where": {"offset": o}, "pick": "one", "field": "index_slot"},
+                              world).value for o in range(log.log_start_offset, log.log_end_offset)}
+    assert -1 in slots and 0 in slots
