@@ -27,7 +27,7 @@ from lessons import answers, player, queries
 from lessons.schema import Beat, Lesson
 
 DEFAULT_SPEED = 5.0
-MAX_BEAT_EVENTS = 200_000
+MAX_BEAT_EVENTS = 100_000          # events a question may read back from history (a beat has far fewer)
 
 
 def steps_before(lesson: Lesson, index: int) -> tuple[dict, list[tuple[int, dict]]]:
@@ -117,7 +117,9 @@ def _unplayed(host: SessionHost, beat: Beat) -> str | None:
 
 def _described(evidence: list[dict], world: queries.World) -> list[dict]:
     """An event's evidence carries what the pane's list shows of it (kind, time, broker, partition)."""
-    by_seq = {e.get("seq"): e for e in world.lesson_events}
+    if not any(ref.get("kind") == "event" for ref in evidence):
+        return evidence
+    by_seq = {e.get("seq"): e for e in world.events("lesson")}
     out = []
     for ref in evidence:
         event = by_seq.get(ref.get("seq")) if ref.get("kind") == "event" else None
@@ -129,7 +131,10 @@ def _described(evidence: list[dict], world: queries.World) -> list[dict]:
 
 
 def _world(host: SessionHost, beat_seq: int) -> queries.World:
+    """The host's cluster, and its events read back from the session's history only if a query
+    asks for them (a beat's from its first event number, the lesson's from the cluster's start)."""
     history = host.history
-    lesson_events = [queries.event_item(e) for e in history.since(0, MAX_BEAT_EVENTS)] if history else []
-    beat_events = [e for e in lesson_events if e.get("seq", -1) >= beat_seq]
-    return queries.World(host.cluster, beat_events, lesson_events)
+
+    def read(first_seq: int) -> list[dict]:
+        return [queries.event_item(e) for e in history.since(first_seq, MAX_BEAT_EVENTS)] if history else []
+    return queries.World(host.cluster, lambda: read(beat_seq), lambda: read(0))

@@ -58,15 +58,25 @@ class Answer:
 
 @dataclass
 class World:
-    """What a query reads: the cluster now, this beat's events and the lesson's events so far."""
+    """What a query reads: the cluster now, this beat's events and the lesson's events so far.
+    The events may be given as a function, called only when a query reads them (a lab session's
+    history is on disk: a `do` beat's check over the state, run after every frame, reads none)."""
     cluster: Any
-    beat_events: list[dict]
-    lesson_events: list[dict]
+    beat_events: list[dict] | Callable[[], list[dict]]
+    lesson_events: list[dict] | Callable[[], list[dict]]
     _cache: dict[str, list[dict]] = field(default_factory=dict)
+
+    def events(self, scope: str) -> list[dict]:
+        name = "lesson_events" if scope == "lesson" else "beat_events"
+        found = getattr(self, name)
+        if callable(found):
+            found = found()
+            setattr(self, name, found)
+        return found
 
     def items(self, source: str, *, internal: bool, scope: str) -> list[dict]:
         if source == "events":
-            return self.lesson_events if scope == "lesson" else self.beat_events
+            return self.events(scope)
         key = f"{source}:{internal}"
         if key not in self._cache:
             self._cache[key] = _SOURCES[source](self.cluster, internal)
