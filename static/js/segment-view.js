@@ -106,7 +106,10 @@ export class SegmentView {
   // down or back), so the picker never offers a cluster that is not there any more.
   onEvents(events) {
     const chosen = this.chosen();
-    const hit = events.some((e) => TOUCHING.has(e.kind) && (e.broker === chosen?.broker || !chosen) &&
+    // With no replica chosen only the list of replicas matters: a checkpoint written (every 5 s
+    // per broker) changes nothing shown, and redrawing the picker under a visitor choosing in it
+    // would drop the choice.
+    const hit = events.some((e) => TOUCHING.has(e.kind) && (e.broker === chosen?.broker || (!chosen && e.kind !== "checkpoint_written")) &&
       (e.topic === undefined || (e.topic === chosen?.topic && e.partition === chosen?.partition)));
     if (events.some((e) => RESHAPING.has(e.kind))) this.reshaped = true;
     if (hit || this.reshaped) this.stale = true;
