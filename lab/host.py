@@ -49,7 +49,7 @@ from engine import events as ev
 from engine.broker.errors import InvalidConfigError
 from engine.cluster import Cluster, ClusterError
 from engine.replication.fetcher import TRUNCATION_MODES
-from engine.scenarios.runner import STEPS, run_step
+from engine.scenarios.runner import STEPS, run_step, step_command
 from engine.scenarios.schema import StepArgumentError, check_step
 from engine.sim import budget as call_budget
 from engine.sim.budget import BudgetExceeded, CallBudget
@@ -190,10 +190,12 @@ class SessionHost(ScenarioPlayback, TimeTravel):
                             "next_step": head.index if head else self._scenario_steps,
                             "next": _describe_step(head) if head else None,
                             "next_note": head.note if head else "",
+                            "next_note_zh": head.note_zh if head else "",
                             "in_progress": bool(head and head.started and self._script),
                             "last_step": last.index if last else None,
                             "last": _describe_step(last) if last else None,
-                            "last_note": last.note if last else ""}
+                            "last_note": last.note if last else "",
+                            "last_note_zh": last.note_zh if last else ""}
             running = [{"index": r.index, "command": {r.command: r.args}} for r in self._running.values()]
             return {"mode": self.mode, "speed": self.speed, "scenario": scenario, "running": running}
 
@@ -203,9 +205,9 @@ class SessionHost(ScenarioPlayback, TimeTravel):
         if not 0 <= last.index < len(steps) - 1:
             return None
         step = steps[last.index + 1]
-        command = next(k for k in step if k not in ("expect_error", "note"))
+        command = step_command(step)
         return _ScriptStep(last.index + 1, command, dict(step[command] or {}), bool(step.get("expect_error")),
-                           str(step.get("note") or ""))
+                           str(step.get("note") or ""), note_zh=str(step.get("note_zh") or ""))
 
     def take_notices(self) -> list[dict[str, Any]]:
         """Errors nobody asked for (a queued scenario step, a running command), oldest first; cleared."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine import events as ev
-from engine.scenarios.runner import ScenarioError, validate
+from engine.scenarios.runner import ScenarioError, step_command, validate
 from engine.sim.budget import BudgetExceeded
 from lab.host_types import (_ACTED, _MOVED, _WAIT, BUDGET_EXCEEDED, CLOCK_STEPS, ENGINE_ERRORS, MAX_SCENARIO_STEPS,
                             CommandRecord, Events, HostError, Shape, _describe, _Withdrawn)
@@ -30,6 +30,7 @@ class _ScriptStep:
     args: dict
     expect_error: bool
     note: str = ""
+    note_zh: str = ""              # the note in Chinese, when the scenario has one (the page picks)
     started: bool = False
     end_ms: int = 0
     remaining: int = 0
@@ -53,9 +54,10 @@ class ScenarioPlayback:
             shape = shape_of_scenario(scenario)
             self.reset(shape)
             for index, step in enumerate(scenario["steps"]):
-                command = next(k for k in step if k not in ("expect_error", "note"))
+                command = step_command(step)
                 self._script.append(_ScriptStep(index, command, dict(step[command] or {}),
-                                                bool(step.get("expect_error")), str(step.get("note") or "")))
+                                                bool(step.get("expect_error")), str(step.get("note") or ""),
+                                                note_zh=str(step.get("note_zh") or "")))
             self._scenario_name = str(scenario.get("name", ""))
             self._scenario_steps = len(scenario["steps"])
             self._scenario_done = False
@@ -108,9 +110,10 @@ class ScenarioPlayback:
 
     def _queue(self, scenario: dict, steps: list[tuple[int, dict]]) -> None:
         for index, step in steps:
-            command = next(k for k in step if k not in ("expect_error", "note"))
+            command = step_command(step)
             self._script.append(_ScriptStep(index, command, dict(step[command] or {}),
-                                            bool(step.get("expect_error")), str(step.get("note") or "")))
+                                            bool(step.get("expect_error")), str(step.get("note") or ""),
+                                            note_zh=str(step.get("note_zh") or "")))
         self._scenario_name = str(scenario.get("name", ""))
         self._scenario_steps = len(scenario.get("steps", [])) or len(steps)
         self._scenario_source = scenario      # a lesson plays it a beat at a time: the clock can say what is next

@@ -570,7 +570,8 @@ def scenario_options(request: HttpRequest) -> HttpResponse:
         except ScenarioError as error:
             scenarios.append({"name": name, "description": f"(cannot be loaded: {error})", "broken": True})
             continue
-        scenarios.append({"name": name, "description": scenario.get("description", ""),
+        scenarios.append({"name": name, "description": _in_language(scenario.get("description", ""),
+                                                                  scenario.get("description_zh", "")),
                           "brokers": scenario.get("cluster", {}).get("brokers", 3), "steps": len(scenario["steps"])})
     return render(request, "lab/partials/scenario_options.html", {"scenarios": scenarios})
 
@@ -599,3 +600,9 @@ def plotly_js(request: HttpRequest) -> FileResponse:
     response = FileResponse(PLOTLY_JS.open("rb"), content_type="text/javascript; charset=utf-8")
     patch_cache_control(response, public=True, max_age=ONE_YEAR_S, immutable=True)
     return response
+
+
+def _in_language(english: str, chinese: str) -> str:
+    """A scenario's text in the page's language: its `…_zh` field when the page is Chinese."""
+    from django.utils.translation import get_language
+    return chinese if chinese and (get_language() or "").lower().startswith("zh") else english

@@ -16,7 +16,7 @@ from typing import Any
 
 from engine.broker.errors import InvalidConfigError
 from engine.cluster import Cluster, ClusterError
-from engine.scenarios.runner import run_step
+from engine.scenarios.runner import run_step, step_command
 from engine.scenarios.schema import StepArgumentError, check_step
 from lessons import answers, queries
 from lessons.schema import Beat, Lesson
@@ -59,7 +59,7 @@ def scenario_cluster(scenario: dict, data_dir: str, trace: Any) -> Cluster:
 
 def apply_step(cluster: Cluster, index: int, step: dict) -> str | None:
     """One scenario step as the runner applies it; the error text, or None."""
-    command = next(k for k in step if k not in ("expect_error", "note"))
+    command = step_command(step)
     name = f"step {index} ({command})" if index >= 0 else f"the stand-in step {command}"
     try:
         run_step(cluster, command, check_step(command, step[command] or {}), max(index, 0))

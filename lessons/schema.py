@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.scenarios.runner import ScenarioError, builtin_names, load_scenario, validate
+from engine.scenarios.runner import STEP_META_KEYS, ScenarioError, builtin_names, load_scenario, validate
 from engine.scenarios.schema import StepArgumentError, check_step
 from lessons import queries, text
 
@@ -372,7 +372,7 @@ def _do(value: Any, file: str, beat: str, scenario: dict, next_step: int) -> Do 
     if not isinstance(instead, list) or not 1 <= len(instead) <= MAX_INSTEAD:
         raise LessonError(file, f"must be a list of 1 to {MAX_INSTEAD} scenario steps", beat, "do.instead")
     for index, step in enumerate(instead):
-        commands = [k for k in step if k not in ("note", "expect_error")] if isinstance(step, dict) else []
+        commands = [k for k in step if k not in STEP_META_KEYS] if isinstance(step, dict) else []
         if len(commands) != 1:
             raise LessonError(file, "must be a scenario step with one command", beat, f"do.instead[{index}]")
         try:

@@ -94,10 +94,24 @@ def _validate_cluster(cluster: dict) -> None:
         raise ScenarioError(f"cluster: {error}" if isinstance(error, InvalidConfigError) else str(error)) from None
 
 
+# A step's keys besides its one command: whether it is expected to fail, and its note for the
+# learner (`note` in English, `note_zh` in Chinese: the page shows the one of its language).
+STEP_META_KEYS = ("expect_error", "note", "note_zh")
+MAX_NOTE_CHARS = 1_000
+
+
+def step_command(step: dict) -> str:
+    """The command of a (valid) step: its one key that is not a STEP_META_KEYS key."""
+    return next(k for k in step if k not in STEP_META_KEYS)
+
+
 def _split_step(index: int, step: Any) -> tuple[str, dict]:
     if not isinstance(step, dict):
         raise ScenarioError(f"step {index}: a step is an object like {{\"run\": {{\"ms\": 1000}}}}")
-    commands = [k for k in step if k not in ("expect_error", "note")]
+    for key in ("note", "note_zh"):
+        if key in step and not (isinstance(step[key], str) and len(step[key]) <= MAX_NOTE_CHARS):
+            raise ScenarioError(f"step {index}: '{key}' must be a text of at most {MAX_NOTE_CHARS} characters")
+    commands = [k for k in step if k not in STEP_META_KEYS]
     if len(commands) != 1:
         raise ScenarioError(f"step {index}: needs exactly one command, found {commands or 'none'}")
     args = step[commands[0]]

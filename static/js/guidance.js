@@ -8,7 +8,7 @@
 // Pure functions of their inputs (and `renderTimers`, which draws one of them).
 
 import { h, patch } from "./dom.js";
-import { gettext, interpolate as say, ngettext } from "./i18n.js";
+import { gettext, interpolate as say, ngettext, pageLanguage } from "./i18n.js";
 
 const TIMERS_SHOWN = 3;
 
@@ -233,8 +233,12 @@ export function scenarioGuide(s, describeCommand) {
   const n = s.steps;
   const what = (step) => (step ? describeCommand(step.command) : "");
   const name = s.name || "";
-  // A step's command and, when the scenario has one, its note (the scenario's own words).
+  // A step's command and, when the scenario has one, its note (the scenario's own words, in the
+  // page's language when the scenario has them in it: `note_zh`).
+  const chinese = pageLanguage().toLowerCase().startsWith("zh");
+  const pick = (english, zh) => (chinese && zh ? zh : english);
   const noted = (step, note) => `${what(step)}${note ? ` — ${note}` : ""}`;
+  s = { ...s, last_note: pick(s.last_note, s.last_note_zh), next_note: pick(s.next_note, s.next_note_zh) };
   if (s.done) {
     const last = s.last_step !== null && s.last_step !== undefined ? s.last_step + 1 : n;
     return {

@@ -20,7 +20,7 @@ from engine.cluster import Cluster
 from engine.clients.partitioner import partition_for_key
 from engine.groups.describe import consumed, describe_groups
 from engine.scenarios import load_scenario, run_scenario
-from engine.scenarios.runner import run_step
+from engine.scenarios.runner import STEP_META_KEYS, run_step
 from engine.scenarios.schema import check_step
 
 LESSON_SCENARIOS = [
@@ -63,7 +63,7 @@ def play(name: str, tmp_path: Path, look: dict[int, Callable[[Cluster], Any]] | 
                       truncation=shape.get("truncation"), on_event=events.append)
     played = Played(cluster, list(events))
     for index, step in enumerate(scenario["steps"]):
-        (command, args), = ((k, v) for k, v in step.items() if k not in ("note", "expect_error"))
+        (command, args), = ((k, v) for k, v in step.items() if k not in STEP_META_KEYS)
         mark = len(events)
         run_step(cluster, command, check_step(command, args), index)
         played.steps.append(events[mark:])
@@ -432,3 +432,19 @@ def test_two_groups_each_read_every_record_and_the_log_keeps_them(run):
     for p in range(3):
         for broker in c.partition_state("t", p)["replicas"]:
             assert replica(c, broker, "t", p).log.log_start_offset == 0 and len(values(c, broker, "t", p)) == 2
+
+
+def test_a_step_may_carry_its_note_in_chinese_beside_the_english_and_nothing_else(tmp_path) -> None:
+    from engine.scenarios.runner import ScenarioError, run_scenario, step_command, validate
+
+    scenario = {"cluster": {"brokers": 1, "seed": 1}, "steps": [
+        {"create_topic": {"topic": "t", "partitions": 1, "replication_factor": 1},
+         "note": "a topic", "note_zh": "一个 topic"}]}
+    validate(scenario)
+    assert step_command(scenario["steps"][0]) == "create_topic"
+    cluster, result = run_scenario(scenario, str(tmp_path / "run"))
+    assert [p["topic"] for p in result["partitions"]] == ["t"]
+    for bad in ({"note_zh": 5}, {"note": "x" * 1001}, {"note_en": "a topic"}):
+        broken = {**scenario, "steps": [{**scenario["steps"][0], **bad}]}
+        with pytest.raises(ScenarioError):
+            validate(broken)
