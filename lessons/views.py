@@ -13,7 +13,7 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_POST
 
 from lab.fairness import too_many_sessions_created
@@ -59,7 +59,7 @@ def lesson_page(request: HttpRequest, slug: str) -> HttpResponse:
     if session is None:
         if refusal := too_many_sessions_created(owner):
             return refusal
-        session = _new_session(owner, lesson, progress.beat)
+        session = _new_session(owner, lesson, progress.beat, language())
         progress.session, progress.beat_seq, progress.phase = session, -1, "ready"
         progress.save()
     scheme = "wss" if request.is_secure() else "ws"
@@ -85,12 +85,19 @@ def restart(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("lessons:lesson", slug=slug)
 
 
-def _new_session(owner: str, lesson: Lesson, beat: int) -> LabSession:
+def _new_session(owner: str, lesson: Lesson, beat: int, lang: str) -> LabSession:
+    """The lesson's lab session, named in the language the lesson was opened in (it shows in
+    "My lab sessions", where the learner can go on playing in it)."""
     scenario = lesson.scenarios[lesson.beats[min(beat, len(lesson.beats) - 1)].scenario]
     shape = shape_of_scenario(scenario)
-    return LabSession.objects.create(owner=owner, name=f"Lesson {lesson.order:02d}: {lesson.title('en')}"[:100],
+    name = interpolate_name(lesson.order, lesson.title(lang))
+    return LabSession.objects.create(owner=owner, name=name[:100],
                                      brokers=shape.brokers, seed=shape.seed, truncation=shape.truncation,
                                      config=shape.config)
+
+
+def interpolate_name(order: int, title: str) -> str:
+    return gettext("Lesson %(n)s: %(title)s") % {"n": f"{order:02d}", "title": title}
 
 
 def _follows(lesson: Lesson) -> list[dict[str, Any]]:
