@@ -3,7 +3,7 @@ characters the lab uses, served from static/ like every other asset.
 
 `python -m lab.tools.cjk_font --regular NotoSansCJK-Regular.ttc --bold NotoSansCJK-Bold.ttc`
 collects every Han character and CJK punctuation mark in the lab's text (templates, static JS,
-lab/, lessons/, the exercises and the UI's translations, locale/**/*.po) and writes static/fonts/lab-cjk-{regular,bold}.woff2: Noto Sans CJK SC (SIL
+lab/, lessons/, the exercises, the UI's translations, locale/**/*.po, and the built-in scenarios' Chinese notes) and writes static/fonts/lab-cjk-{regular,bold}.woff2: Noto Sans CJK SC (SIL
 Open Font License, static/fonts/OFL.txt), cut down to those characters. The source fonts come
 from Debian's `fonts-noto-cjk` (/usr/share/fonts/opentype/noto/); only the cut-down fonts are
 committed. Run it again whenever new Chinese text is added: tests/lab/test_cjk_font.py fails
@@ -19,7 +19,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FONTS_DIR = REPO_ROOT / "static" / "fonts"
 OUTPUTS = {"regular": FONTS_DIR / "lab-cjk-regular.woff2", "bold": FONTS_DIR / "lab-cjk-bold.woff2"}
-SOURCES = ("templates", "static/js", "lab", "lessons", "spark_exercises/templates", "spark_exercises/exercises", "locale")
+SOURCES = ("templates", "static/js", "lab", "lessons", "spark_exercises/templates", "spark_exercises/exercises", "locale",
+           "engine/scenarios/builtin")
 TEXT_SUFFIXES = {".html", ".js", ".py", ".md", ".json", ".yaml", ".yml", ".txt", ".po"}
 FACE = "Noto Sans CJK SC"
 # Han ideographs, CJK symbols and punctuation, full-width forms: what the lab's font must cover.
