@@ -90,7 +90,7 @@ def check(lesson: Lesson) -> Verdict:
             run = player.play(lesson, data_dir)
         except player.PlayError as error:
             return Verdict(lesson.slug, len(lesson.questions), [Problem(lesson.slug, error.beat, str(error))], None)
-    for beat, result in zip(lesson.beats, run.results):
+    for beat, result in zip(lesson.beats, run.results, strict=True):
         if beat.do is not None and not result.check_passed:
             problems.append(Problem(lesson.slug, beat.id, "after its 'instead' steps, do.check is not true"))
         question = beat.question

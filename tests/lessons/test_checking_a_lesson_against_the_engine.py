@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from engine.scenarios.runner import load_scenario, run_scenario
 from lessons import catalog, player, schema
 from tests.lessons.conftest import LESSON_13, STORY, LessonCopy, beat

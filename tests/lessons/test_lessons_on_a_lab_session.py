@@ -5,7 +5,6 @@ the events read back from the session's history), gives the answers the headless
 this checks that the two ways of playing a beat are the same way."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
