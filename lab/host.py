@@ -191,7 +191,7 @@ class SessionHost(ScenarioPlayback, TimeTravel):
                             "next": _describe_step(head) if head else None,
                             "next_note": head.note if head else "",
                             "next_note_zh": head.note_zh if head else "",
-                            "in_progress": bool(head and head.started and self._script),
+                            "in_progress": bool(head and head.started),
                             "last_step": last.index if last else None,
                             "last": _describe_step(last) if last else None,
                             "last_note": last.note if last else "",

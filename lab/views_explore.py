@@ -43,6 +43,7 @@ from engine.replication import checkpoints
 from engine.scenarios.runner import BUILTIN_DIR, ScenarioError, builtin_names, load_scenario
 from engine.tools import dump_log
 from lab import registry
+from lab.language import in_page_language
 from lab.models import LabSession
 
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
@@ -570,8 +571,8 @@ def scenario_options(request: HttpRequest) -> HttpResponse:
         except ScenarioError as error:
             scenarios.append({"name": name, "description": f"(cannot be loaded: {error})", "broken": True})
             continue
-        scenarios.append({"name": name, "description": _in_language(scenario.get("description", ""),
-                                                                  scenario.get("description_zh", "")),
+        scenarios.append({"name": name, "description": in_page_language(scenario.get("description", ""),
+                                                                      scenario.get("description_zh", "")),
                           "brokers": scenario.get("cluster", {}).get("brokers", 3), "steps": len(scenario["steps"])})
     return render(request, "lab/partials/scenario_options.html", {"scenarios": scenarios})
 
@@ -601,8 +602,3 @@ def plotly_js(request: HttpRequest) -> FileResponse:
     patch_cache_control(response, public=True, max_age=ONE_YEAR_S, immutable=True)
     return response
 
-
-def _in_language(english: str, chinese: str) -> str:
-    """A scenario's text in the page's language: its `…_zh` field when the page is Chinese."""
-    from django.utils.translation import get_language
-    return chinese if chinese and (get_language() or "").lower().startswith("zh") else english

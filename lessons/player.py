@@ -14,10 +14,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.broker.errors import InvalidConfigError
-from engine.cluster import Cluster, ClusterError
-from engine.scenarios.runner import run_step, step_command
-from engine.scenarios.schema import StepArgumentError, check_step
+from engine.cluster import Cluster
+from engine.scenarios.runner import STEP_ERRORS, run_step, scenario_cluster, step_command
+from engine.scenarios.schema import check_step
 from lessons import answers, queries
 from lessons.schema import Beat, Lesson
 
@@ -51,19 +50,14 @@ class LessonRun:
         return {r.beat: r.answer for r in self.results if r.problem is None and r.answer is not None}
 
 
-def scenario_cluster(scenario: dict, data_dir: str, trace: Any) -> Cluster:
-    shape = scenario.get("cluster", {})
-    return Cluster(brokers=int(shape.get("brokers", 3)), data_dir=data_dir, seed=int(shape.get("seed", 0)),
-                   config=shape.get("config") or {}, truncation=shape.get("truncation"), on_event=trace)
-
-
 def apply_step(cluster: Cluster, index: int, step: dict) -> str | None:
-    """One scenario step as the runner applies it; the error text, or None."""
+    """One scenario step as the runner applies it (a `do` beat's stand-in steps have index -1);
+    the error text, or None."""
     command = step_command(step)
     name = f"step {index} ({command})" if index >= 0 else f"the stand-in step {command}"
     try:
         run_step(cluster, command, check_step(command, step[command] or {}), max(index, 0))
-    except (ClusterError, InvalidConfigError, StepArgumentError, ValueError, KeyError, TypeError) as error:
+    except STEP_ERRORS as error:
         if step.get("expect_error"):
             return None
         return f"{name} failed: {error}"
@@ -94,7 +88,7 @@ def play(lesson: Lesson, data_dir: str) -> LessonRun:
         scenario = lesson.scenarios[beat.scenario]
         if beat.starts_scenario or cluster is None:
             lesson_events.clear()
-            cluster = scenario_cluster(scenario, os.path.join(data_dir, f"beat-{beat.index}"), trace)
+            cluster = scenario_cluster(scenario, os.path.join(data_dir, f"beat-{beat.index}"), trace=trace)
         beat_events.clear()
         for index, step in beat.steps(scenario):
             problem = apply_step(cluster, index, step)

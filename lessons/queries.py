@@ -35,6 +35,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from engine import events as ev
+
 SOURCES = ("events", "partitions", "replicas", "segments", "lookups", "brokers", "members", "committed", "produced",
            "consumed", "processed", "checkpoints")
 MAX_LOOKUPS_PER_REPLICA = 2_000
@@ -306,21 +308,16 @@ def _distinct(evidence: list[dict]) -> list[dict]:
 
 # -- sources ----------------------------------------------------------------------------------
 def _partitions(cluster: Any, internal: bool) -> list[dict]:
+    """The partitions as `Cluster.state()` describes them, with `tp`, the OSR and the leader's LEO."""
     out = []
-    for topic, p in cluster.all_partitions():
-        if topic.startswith("__") and not internal:
-            continue
-        state = cluster.partition_state(topic, p)
-        leader = state["leader"]
-        part = cluster.brokers[leader].partitions.get((topic, p)) if leader >= 0 else None
-        tp = f"{topic}-{p}"
-        out.append({"topic": topic, "partition": p, "tp": tp, "leader": leader,
-                    "leader_epoch": state["leader_epoch"], "replicas": list(state["replicas"]),
-                    "isr": list(state["isr"]), "osr": [r for r in state["replicas"] if r not in state["isr"]],
-                    "high_watermark": part.high_watermark if part else -1,
-                    "log_end_offset": part.log_end_offset if part else -1,
-                    "log_start_offset": part.log.log_start_offset if part else -1,
-                    "_ref": {"kind": "partition", "tp": tp}})
+    for p in cluster.state(with_records=False, include_internal=internal)["partitions"]:
+        tp = f"{p['topic']}-{p['partition']}"
+        leader = p["replica_states"].get(str(p["leader"]), {})
+        out.append({"topic": p["topic"], "partition": p["partition"], "tp": tp, "leader": p["leader"],
+                    "leader_epoch": p["leader_epoch"], "replicas": list(p["replicas"]), "isr": list(p["isr"]),
+                    "osr": [r for r in p["replicas"] if r not in p["isr"]],
+                    "high_watermark": p["high_watermark"], "log_end_offset": leader.get("log_end_offset", -1),
+                    "log_start_offset": p["log_start_offset"], "_ref": {"kind": "partition", "tp": tp}})
     return out
 
 
@@ -334,20 +331,19 @@ def _replica_parts(cluster: Any, internal: bool):
 
 
 def _replicas(cluster: Any, internal: bool) -> list[dict]:
+    """Every replica as `Cluster.state()` describes it, one item each, with its records' values."""
     out = []
-    for topic, p, state, broker, part in _replica_parts(cluster, internal):
-        tp = f"{topic}-{p}"
-        item: dict[str, Any] = {"topic": topic, "partition": p, "tp": tp, "broker": broker,
-                                "leader": broker == state["leader"], "in_isr": broker in state["isr"],
-                                "alive": part is not None, "_ref": {"kind": "replica", "tp": tp, "broker": broker}}
-        if part is not None:
-            records = [{"offset": r.offset, "key": _text(r.key), "value": _text(r.value)}
-                       for r in part.log.records_from(part.log.log_start_offset)]
-            item.update({"log_end_offset": part.log_end_offset, "high_watermark": part.high_watermark,
-                         "log_start_offset": part.log.log_start_offset, "records": records,
-                         "values": [r["value"] for r in records], "offsets": [r["offset"] for r in records],
-                         "leader_epoch_cache": [list(e) for e in part.epoch_cache.entries]})
-        out.append(item)
+    for p in cluster.state(with_records=True, include_internal=internal)["partitions"]:
+        tp = f"{p['topic']}-{p['partition']}"
+        for broker, replica in p["replica_states"].items():
+            broker_id = int(broker)
+            item: dict[str, Any] = {"topic": p["topic"], "partition": p["partition"], "tp": tp, "broker": broker_id,
+                                    "leader": broker_id == p["leader"], "in_isr": broker_id in p["isr"],
+                                    "_ref": {"kind": "replica", "tp": tp, "broker": broker_id}, **replica}
+            if replica.get("alive"):
+                item["values"] = [r["value"] for r in replica["records"]]
+                item["offsets"] = [r["offset"] for r in replica["records"]]
+            out.append(item)
     return out
 
 
@@ -392,7 +388,7 @@ def _lookups(cluster: Any, internal: bool) -> list[dict]:
                         "index_position": index.position if index and index.slot >= 0 else 0,
                         "batches_scanned": len(found.scan), "position": found.position,
                         "batch_base_offset": found.batch_base_offset, "batch_last_offset": found.batch_last_offset,
-                        "value": _text(found.record.value) if found.record is not None else None,
+                        "value": ev.text(found.record.value) if found.record is not None else None,
                         "_ref": {"kind": "lookup", "tp": tp, "broker": broker, "offset": offset,
                                  "base_offset": found.segment_base_offset}})
     return out
@@ -491,10 +487,6 @@ def _checkpoints(cluster: Any, internal: bool) -> list[dict]:
                             "offset": offset, "_ref": {"kind": "checkpoint", "broker": broker.id, "file": name,
                                                        "tp": tp}})
     return out
-
-
-def _text(data: bytes | None) -> str | None:
-    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 _SOURCES: dict[str, Callable[[Any, bool], list[dict]]] = {

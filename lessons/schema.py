@@ -124,15 +124,10 @@ class Beat:
 
     def steps(self, scenario: dict) -> list[tuple[int, dict]]:
         """(scenario step index, step) this beat plays; a `do` beat's `instead` steps get index -1."""
-        if self.play is not None:
-            first, last = self.play
-            return [(i, scenario["steps"][i]) for i in range(first, last + 1)]
-        if self.do is not None and self.do.replaces is not None:
-            first, last = self.do.replaces
-            return [(i, scenario["steps"][i]) for i in range(first, last + 1)]
-        if self.do is not None:
-            return [(-1, step) for step in self.do.instead]
-        return []
+        span = self.play or (self.do.replaces if self.do is not None else None)
+        if span is not None:
+            return [(i, scenario["steps"][i]) for i in range(span[0], span[1] + 1)]
+        return [(-1, step) for step in self.do.instead] if self.do is not None else []
 
 
 @dataclass(frozen=True)

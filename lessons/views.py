@@ -13,10 +13,11 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.translation import get_language, gettext
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from lab.fairness import too_many_sessions_created
+from lab.language import content_language
 from lab.models import LabSession
 from lab.scenario_play import shape_of_scenario
 from lab.views_sessions import STEP_BOUNDS, _context, _visitor_key
@@ -29,12 +30,8 @@ NOTE_FILES = {"000": "000_b3175a5e712c8488.txt", "001": "001_f5eceb411cb80199.tx
               "004": "004_e1998d1fdf207a92.txt"}
 
 
-def language() -> str:
-    return "zh" if (get_language() or "en").lower().startswith("zh") else "en"
-
-
 def index(request: HttpRequest) -> HttpResponse:
-    lang = language()
+    lang = content_language()
     key = request.session.session_key
     done = {p.slug: p for p in LessonProgress.objects.filter(owner=key)} if key else {}
     rows = []
@@ -59,12 +56,12 @@ def lesson_page(request: HttpRequest, slug: str) -> HttpResponse:
     if session is None:
         if refusal := too_many_sessions_created(owner):
             return refusal
-        session = _new_session(owner, lesson, progress.beat, language())
+        session = _new_session(owner, lesson, progress.beat, content_language())
         progress.session, progress.beat_seq, progress.phase = session, -1, "ready"
         progress.save()
     scheme = "wss" if request.is_secure() else "ws"
     ws_url = f"{scheme}://{request.get_host()}/ws/lessons/{lesson.slug}/{session.id}/"
-    lang = language()
+    lang = content_language()
     return render(request, "lessons/lesson.html", {
         **_context(), "session": session, "ws_url": ws_url, "step_bounds": STEP_BOUNDS,
         "lesson": lesson, "title": lesson.title(lang), "beats": _beats(lesson, lang),

@@ -122,20 +122,30 @@ def _split_step(index: int, step: Any) -> tuple[str, dict]:
     return commands[0], args
 
 
+# What a step may fail with (its error, not a bug): the runner stops, or goes on if expected.
+STEP_ERRORS = (ClusterError, InvalidConfigError, ValueError, KeyError, TypeError)
+
+
+def scenario_cluster(scenario: dict, data_dir: str, *, trace: Callable[[ev.Event], None] | None = None,
+                     cluster_factory: Callable[..., Cluster] = Cluster) -> Cluster:
+    """A new cluster of the scenario's shape in `data_dir`, none of its steps played."""
+    shape = scenario.get("cluster", {})
+    return cluster_factory(brokers=int(shape.get("brokers", 3)), data_dir=data_dir,
+                           seed=int(shape.get("seed", 0)), config=shape.get("config") or {},
+                           truncation=shape.get("truncation"), on_event=trace)
+
+
 def run_scenario(scenario: dict, data_dir: str, *, trace: Callable[[ev.Event], None] | None = None,
                  cluster_factory: Callable[..., Cluster] = Cluster) -> tuple[Cluster, dict]:
     """Play `scenario` into a new cluster in `data_dir`; returns the cluster and the result dict."""
     validate(scenario)
-    shape = scenario.get("cluster", {})
-    cluster = cluster_factory(brokers=int(shape.get("brokers", 3)), data_dir=data_dir,
-                              seed=int(shape.get("seed", 0)), config=shape.get("config") or {},
-                              truncation=shape.get("truncation"), on_event=trace)
+    cluster = scenario_cluster(scenario, data_dir, trace=trace, cluster_factory=cluster_factory)
     errors, warnings = [], []
     for index, step in enumerate(scenario["steps"]):
         command, args = _split_step(index, step)
         try:
             said = run_step(cluster, command, check_step(command, args), index)
-        except (ClusterError, InvalidConfigError, ValueError, KeyError, TypeError) as error:
+        except STEP_ERRORS as error:
             message = f"step {index} ({command}) failed: {_describe(error)}"
             if not step.get("expect_error"):
                 raise ScenarioError(message) from error
