@@ -31,6 +31,7 @@ from lab.fairness import Refused
 from lab.host import HostError, Shape
 from lab.limits import LimitExceeded, Limits
 from lab.models import LabSession
+from lab.owners import scope_owner
 from lab.registry import PROTOCOL_VERSION, LiveSession, ack_frame, message, registry
 from lab.send_queue import TabQueue, transport_backlog
 
@@ -58,8 +59,7 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         await self.accept()
         session_id: uuid.UUID = self.scope["url_route"]["kwargs"]["session_id"]
-        session = self.scope.get("session")
-        owner = getattr(session, "session_key", None)
+        owner = scope_owner(self.scope)
         if not owner or not await _owns(owner, session_id):
             await self.close(code=CLOSE_NOT_YOURS)
             return

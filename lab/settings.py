@@ -85,14 +85,17 @@ if PRODUCTION:
 
 INSTALLED_APPS = [
     "daphne",  # first, so that `manage.py runserver` serves ASGI (WebSockets included)
+    "django.contrib.admin",  # admins manage accounts, roles (groups) and cohorts
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
+    "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
     "lab",
     "spark_exercises",  # the graded PySpark exercises: gradebook models, `manage.py grade`
     "lessons",  # the course that follows the notes: `manage.py lessons check|list`, the lesson player
+    "classroom",  # accounts, roles, cohorts, the instructor's broadcast, progress (classroom.models)
 ]
 
 MIDDLEWARE = [
@@ -104,6 +107,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -121,6 +125,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
             ],
         },
     },
@@ -162,6 +167,15 @@ if KAFKA_LAB_REDIS_URL:
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# Accounts (classroom/): anonymous use stays (make run needs no account); signing in or up keeps
+# what the visitor made anonymously (lab.owners.adopt). Self-sign-up may be turned off: then only
+# an invitation link (made by an instructor or admin, shown to them: no e-mail server is assumed)
+# opens an account.
+KAFKA_LAB_SELF_SIGNUP = _env_bool("KAFKA_LAB_SELF_SIGNUP", True)
+LOGIN_URL = "classroom:login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"

@@ -6,6 +6,7 @@ resume) in `urls_sessions.py`; the explorer's panels (segments, messages, charts
 
 from __future__ import annotations
 
+from django.contrib import admin
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
@@ -21,4 +22,6 @@ urlpatterns = [
     path("", include("lab.urls_api")),
     path("", include("spark_exercises.urls")),
     path("lessons/", include("lessons.urls")),
+    path("", include("classroom.urls")),  # accounts, cohorts, progress, broadcasts (classroom/)
+    path("admin/", admin.site.urls),  # admins manage accounts, roles and cohorts here
 ]

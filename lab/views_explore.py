@@ -32,6 +32,8 @@ from django.shortcuts import render
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET
 
+from lab.owners import owner_key
+
 from engine.broker import record_batch as rb
 from engine.broker.broker import HW_CHECKPOINT, LOG_START_CHECKPOINT, RECOVERY_CHECKPOINT
 from engine.broker.errors import OffsetOutOfRangeError
@@ -61,7 +63,7 @@ class PanelError(Exception):
 # -- access --------------------------------------------------------------------------------------
 def _owned_host(request: HttpRequest, session_id: UUID) -> Any:
     """The SessionHost of the visitor's own lab session, or 404 (someone else's looks like none)."""
-    owner = request.session.session_key or "-"
+    owner = owner_key(request) or "-"
     if not LabSession.objects.filter(pk=session_id, owner=owner).exists():
         raise Http404("No such lab session")
     host = _host_of(session_id)

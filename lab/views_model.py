@@ -9,12 +9,13 @@ from django.http import Http404, HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
 from lab.models import LabSession
+from lab.owners import owner_key
 from lab.registry import get_host
 
 
 @require_GET
 def session_model(request: HttpRequest, session_id: UUID) -> JsonResponse:
-    owner = request.session.session_key or "-"
+    owner = owner_key(request) or "-"
     if not LabSession.objects.filter(pk=session_id, owner=owner).exists():
         raise Http404("No such lab session")
     host = get_host(session_id)

@@ -38,6 +38,7 @@ from lab.host import Shape
 from lab.host_types import CallBudgets
 from lab.limits import LimitExceeded, Limits
 from lab.models import LabSession
+from lab.owners import owner_key
 from lab.registry import DatabaseJournal, journal_writer, registry, session_dir, shape_of
 
 MAX_SEED = 2**63 - 1          # LabSession.seed is a BIGINT
@@ -167,7 +168,7 @@ def new_session(request: HttpRequest) -> HttpResponse:
 
 
 def session_list(request: HttpRequest) -> HttpResponse:
-    key = request.session.session_key
+    key = owner_key(request)
     sessions = LabSession.objects.filter(owner=key).annotate(
         command_count=Count("commands", filter=Q(commands__generation=F("generation")))) if key else []
     return render(request, "lab/sessions.html", _context(sessions=sessions))
@@ -217,7 +218,7 @@ def session_delete(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
 
 def _owned(request: HttpRequest, session_id: uuid.UUID) -> LabSession | None:
     """The visitor's own lab session, or None (someone else's looks like none at all)."""
-    return LabSession.objects.filter(pk=session_id, owner=request.session.session_key or "-").first()
+    return LabSession.objects.filter(pk=session_id, owner=owner_key(request) or "-").first()
 
 
 def _not_found(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
@@ -227,11 +228,9 @@ def _not_found(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
 
 
 def _visitor_key(request: HttpRequest) -> str:
-    """The visitor's Django session key, creating the session (and its cookie) on first use."""
-    request.session["lab_visitor"] = True
-    if not request.session.session_key:
-        request.session.save()
-    return request.session.session_key
+    """The visitor's owner key (lab.owners): their account, or their Django session key, made
+    (with its cookie) on first use."""
+    return owner_key(request, create=True)
 
 
 def _context(**extra: Any) -> dict[str, Any]:

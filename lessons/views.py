@@ -12,6 +12,8 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+
+from lab.owners import owner_key
 from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
@@ -32,7 +34,7 @@ NOTE_FILES = {"000": "000_b3175a5e712c8488.txt", "001": "001_f5eceb411cb80199.tx
 
 def index(request: HttpRequest) -> HttpResponse:
     lang = content_language()
-    key = request.session.session_key
+    key = owner_key(request)
     done = {p.slug: p for p in LessonProgress.objects.filter(owner=key)} if key else {}
     rows = []
     for lesson in catalog.lessons():
@@ -75,7 +77,7 @@ def restart(request: HttpRequest, slug: str) -> HttpResponse:
     lesson = catalog.by_slug(slug)
     if lesson is None:
         raise Http404("No such lesson")
-    key = request.session.session_key
+    key = owner_key(request)
     if key:
         LessonProgress.objects.filter(owner=key, slug=slug).update(
             beat=0, phase="ready", beat_seq=-1, seen=[], answers={}, revealed={}, finished=False)

@@ -38,7 +38,8 @@ from spark_exercises.gradebook_csv import csv_safe
 from spark_exercises.grader import GradeError, grade_notebook, sandbox
 from spark_exercises.grader.exercises import (PUBLIC_FILES, Exercise, ExerciseError, exercise_of, find_exercise,
                                               list_exercises)
-from spark_exercises.models import Submission, visitor_learner
+from lab.owners import submission_visitor
+from spark_exercises.models import Submission
 
 MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024
 MAX_CODE_CELLS = 300          # the exercises have about 20; each cell costs a kernel round trip
@@ -160,11 +161,11 @@ def exercise_file(request: HttpRequest, slug: str, filename: str) -> FileRespons
 def submission_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and grading_off_reason():
         return HttpResponseForbidden(grading_off_reason())
-    visitor = visitor_learner(_visitor_key(request)) if request.method == "POST" else ""
+    visitor = submission_visitor(request, create=True) if request.method == "POST" else ""
     form = SubmissionForm(request.POST or None, request.FILES or None, visitor=visitor)
     if request.method == "POST" and form.is_valid():
         submission = Submission.objects.create(
-            learner=form.cleaned_data["learner"] or visitor, visitor=visitor,
+            learner=form.cleaned_data["learner"] or _default_learner(request, visitor), visitor=visitor,
             exercise=form.cleaned_data["exercise"], notebook_name=form.notebook_name,
             notebook=nbformat.writes(form.cleaned_data["notebook"]))
         GRADING.submit(submission.pk)
@@ -176,10 +177,10 @@ def submission_new(request: HttpRequest) -> HttpResponse:
 @require_GET
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """A submission's report, for the visitor who uploaded it; a 404 for everyone else."""
-    key = request.session.session_key
-    if not key:
+    visitor = submission_visitor(request)
+    if not visitor:
         raise Http404("No such submission")
-    submission = get_object_or_404(Submission, pk=pk, visitor=visitor_learner(key))
+    submission = get_object_or_404(Submission, pk=pk, visitor=visitor)
     return render(request, "spark_exercises/submission.html", _context(request, submission=submission))
 
 
@@ -272,17 +273,15 @@ def _exercise(slug: str) -> Exercise:
     return exercise
 
 
-def _visitor_key(request: HttpRequest) -> str:
-    """The visitor's Django session key, creating the session (and its cookie) on first use."""
-    request.session["lab_visitor"] = True
-    if not request.session.session_key:
-        request.session.save()
-    return request.session.session_key
+def _default_learner(request: HttpRequest, visitor: str) -> str:
+    """The gradebook name of an upload without one: the account's user name, else visitor-<hash>."""
+    user = getattr(request, "user", None)
+    return user.get_username() if user is not None and user.is_authenticated else visitor
 
 
 def _context(request: HttpRequest, **extra) -> dict:
-    key = request.session.session_key
-    mine = Submission.objects.filter(visitor=visitor_learner(key))[:10] if key else []
+    visitor = submission_visitor(request)
+    mine = Submission.objects.filter(visitor=visitor)[:10] if visitor else []
     reason = grading_off_reason()
     return {"version": lab.__version__, "grading_enabled": not reason, "grading_off_reason": reason,
             "my_submissions": mine, **extra}
