@@ -84,6 +84,10 @@ class Invitation(models.Model):
                                 related_name="+")
     used_at = models.DateTimeField(null=True, blank=True)
 
+    def role_label(self) -> str:
+        from classroom.roles import ROLE_LABELS   # the labels live with the roles
+        return str(ROLE_LABELS.get(self.role, self.role))
+
     def refusal(self) -> str:
         if self.used_at is not None:
             return "used"
