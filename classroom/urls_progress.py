@@ -1,6 +1,18 @@
-"""Routes of classroom.views_progress (mounted by classroom.urls)."""
+"""Routes of classroom.views_progress (mounted by classroom.urls, namespace "classroom").
+
+URL names: cohort_progress, cohort_progress_csv, cohort_learner, cohort_submission, my_progress.
+"""
 from __future__ import annotations
 
-from django.urls import URLPattern, path  # noqa: F401
+from django.urls import URLPattern, path
 
-urlpatterns: list[URLPattern] = []
+from classroom import views_progress as views
+
+urlpatterns: list[URLPattern] = [
+    path("cohorts/<int:cohort_id>/progress/", views.cohort_progress, name="cohort_progress"),
+    path("cohorts/<int:cohort_id>/progress.csv", views.cohort_progress_csv, name="cohort_progress_csv"),
+    path("cohorts/<int:cohort_id>/learners/<int:user_id>/", views.cohort_learner, name="cohort_learner"),
+    path("cohorts/<int:cohort_id>/learners/<int:user_id>/submissions/<int:pk>/", views.cohort_submission,
+         name="cohort_submission"),
+    path("me/progress/", views.my_progress, name="my_progress"),
+]
