@@ -12,6 +12,7 @@ from collections.abc import Iterator  # noqa: E402
 
 import pytest  # noqa: E402
 
+from lab import local_services  # noqa: E402
 from tests.servers import running_daphne  # noqa: E402
 
 
@@ -23,3 +24,18 @@ def daphne_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """
     with running_daphne(tmp_path_factory.mktemp("daphne")) as base_url:
         yield base_url
+
+
+# -- real services (lab.local_services): the machine's PostgreSQL/Redis, else private ones -------
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """A PostgreSQL database of its own for this test session (not pytest-django's test DB), e.g.
+    for Daphne workers started with DATABASE_URL; `lab.local_services.postgres_url()` makes more."""
+    return local_services.postgres_url()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """A Redis URL whose database number no other caller on the machine got lately; give a channel
+    layer `local_services.channel_layer_prefix()` as its prefix to share nothing at all."""
+    return local_services.redis_url()

@@ -1,7 +1,8 @@
 """Start a real Daphne server for tests: the ASGI app as a user's browser will reach it.
 
-The server gets its own SQLite file and lab data dir (migrated before it starts), so it never
-touches the developer's `db.sqlite3` or `var/labs/`.
+The server gets its own database (a SQLite file, or a fresh PostgreSQL database when the suite
+runs on PostgreSQL) and lab data dir, migrated before it starts, so it never touches the
+developer's `db.sqlite3` or `var/labs/`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from lab.local_services import postgres_url
 from lab.serve import free_port, wait_for_port
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -28,6 +30,10 @@ def _server_env(work_dir: Path, overrides: dict[str, str]) -> dict[str, str]:
         KAFKA_LAB_DATA_DIR=str(work_dir / "labs"),
         PYTHONUNBUFFERED="1",
     )
+    # On PostgreSQL (lab/pytest_services.py) each server gets a fresh database, as it would a
+    # fresh SQLite file: it never shares rows with pytest-django's test DB or another server.
+    if env.get("DATABASE_URL") and "DATABASE_URL" not in overrides:
+        env["DATABASE_URL"] = postgres_url()
     env.update(overrides)
     return env
 
