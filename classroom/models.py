@@ -102,6 +102,8 @@ class Broadcast(models.Model):
     instructor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="broadcasts")
     cohort = models.ForeignKey(Cohort, null=True, blank=True, on_delete=models.SET_NULL, related_name="broadcasts")
     token = models.CharField(max_length=64, unique=True, default=new_token, help_text="the watch link's key")
+    link_open = models.BooleanField(default=True, help_text="anyone holding the watch link may watch (else: "
+                                                            "only the cohort's members, signed in)")
     controller = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+", help_text="the learner the instructor handed the controls to")
     pointer = models.JSONField(default=dict, blank=True, help_text="what the instructor points at")

@@ -25,6 +25,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from classroom import pointer
 from engine.scenarios.runner import ScenarioError, builtin_names, load_scenario
 from lab import fairness
 from lab.fairness import Refused
@@ -50,7 +51,8 @@ class ProtocolError(Exception):
 
 class LabConsumer(AsyncJsonWebsocketConsumer):
     HANDLERS = {"command": "on_command", "clock": "on_clock", "load_scenario": "on_load_scenario",
-                "reset": "on_reset", "snapshot": "on_snapshot", "undo": "on_undo", "history": "on_history"}
+                "reset": "on_reset", "snapshot": "on_snapshot", "undo": "on_undo", "history": "on_history",
+                "pointer": "on_pointer"}
 
     live: LiveSession | None = None
     outbox: TabQueue | None = None
@@ -67,6 +69,8 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
         self.outbox = TabQueue(self._send_now, self._resync, self._close_slow, transport_backlog(self.base_send))
         try:
             self.live = await registry.attach(session_id, self, visitor=owner)  # it sends `hello` first
+            if self.live.pointer is not None:   # after the hello, in the tab's queue
+                await self.send(text_data=json.dumps(message("pointer", target=self.live.pointer)))
         except Refused as refused:
             await self._send_now(json.dumps(message("error", message=refused.message,
                                                     kafka_error="THROTTLING_QUOTA_EXCEEDED")))
@@ -175,6 +179,10 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
 
     async def on_undo(self, request: dict[str, Any]) -> None:
         await self.live.undo_discard()
+
+    async def on_pointer(self, request: dict[str, Any]) -> None:
+        """A highlight on a broker, a replica or an event for every tab and watcher (classroom.pointer)."""
+        await pointer.place(self.live, request.get("target"))
 
     async def on_history(self, request: dict[str, Any]) -> None:
         before = request.get("before_seq")
@@ -289,4 +297,6 @@ def _speed(request: dict[str, Any], *, required: bool) -> float | None:
 
 @database_sync_to_async
 def _owns(owner: str, session_id: uuid.UUID) -> bool:
-    return LabSession.objects.filter(pk=session_id, owner=owner).exists()
+    """The visitor owns the session, or a live broadcast of it handed them its controls."""
+    from classroom.broadcast import controller_session_ids  # the classroom app builds on the lab's
+    return LabSession.objects.filter(pk=session_id, owner=owner).exists() or session_id in controller_session_ids(owner)

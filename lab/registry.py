@@ -387,6 +387,8 @@ class LiveSession:
     exact all the same), and patches that do not fit go in frames of their own."""
 
     visitor: str | None = None   # who owns it (lab.fairness: their caps and their share of tick time)
+    broadcast: Any = None        # classroom.broadcast.BroadcastState while an instructor broadcasts it
+    pointer: dict[str, Any] | None = None   # what the instructor points at (a `pointer` message's target)
 
     def __init__(self, session_id: uuid.UUID, host: SessionHost, info: dict[str, Any]) -> None:
         self.session_id = session_id
@@ -503,6 +505,11 @@ class LiveSession:
         self._wake_pump()
         if self.wants_clock():
             live_clock.want(self)
+
+    def post(self, kind: str, **fields: Any) -> None:
+        """Send a message to every tab of the session, after the frames before it (a `pointer`)."""
+        self._post(json.dumps(message(kind, **fields)))
+        self._wake_pump()
 
     # -- the protocol's operations ---------------------------------------------------------------
     async def join(self, tab: Tab) -> None:
