@@ -52,3 +52,9 @@ def signed_in(user: Any) -> Client:
 def fresh_counts() -> None:
     """The failure counts (classroom.throttle) live in the cache: each test starts from none."""
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings: Any) -> None:
+    """A cheap hasher: the tests check who may sign in, not PBKDF2's cost."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

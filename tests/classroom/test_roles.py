@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from classroom.roles import ADMIN, INSTRUCTOR, LEARNER, ensure_roles, role_of, set_role
-from tests.classroom.accounts_helpers import account, fresh_counts  # noqa: F401
+from tests.classroom.accounts_helpers import account, fast_passwords, fresh_counts  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
