@@ -16,7 +16,7 @@ else); `python -m lab.local_services` says what it finds or starts.
 
 Parallel runs on one machine keep apart: every PostgreSQL database is new and uniquely named; every
 `redis_url()` names a Redis database number handed out by a counter on the server (1-15, round
-robin: db 0 is left to the machine's own use), and `channel_layer_prefix()` gives channels_redis a
+robin: db 0 is left to the machine's own use but for that counter's key), and `channel_layer_prefix()` gives channels_redis a
 key prefix of its own, for callers that want no sharing at all even after the numbers wrap.
 """
 from __future__ import annotations
