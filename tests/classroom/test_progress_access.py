@@ -79,6 +79,12 @@ def test_an_anonymous_visitor_is_sent_to_sign_in(client, classroom, settings):
         assert response["Location"].startswith("/sign-in-here/?next="), url
 
 
+def test_the_sign_in_page_is_the_accounts_own(client, classroom):
+    response = client.get(reverse("classroom:cohort_progress", args=[classroom["mine"].pk]))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("classroom:login") + "?next=")
+
+
 def test_the_pages_answer_only_get(client, classroom):
     client.force_login(classroom["teacher"])
     for url in _urls(classroom) + [reverse("classroom:my_progress")]:
