@@ -4,11 +4,18 @@ HTTP goes to Django (with /static/ served here too, see KAFKA_LAB_SERVE_STATIC i
 `..` a 404: lab.static_files); WebSockets from the page's own origin only (lab.origin_check) go
 through Channels' auth stack to the routes in `lab.routing`. At start-up the grader recovers the
 submissions a restart interrupted (spark_exercises.startup).
+
+Several worker processes (a shared channel layer, docs/placement.md): lab.tunnel.PlacementRouter
+sits between the origin check and the auth stack — a socket whose session lives on another worker
+is relayed there raw, and that worker runs the same auth stack and routes for it. The start-up
+checks the database and the channel layer and says in one log line which is unreachable and where
+(no traceback: /healthz answers 503 naming it until it is back).
 """
 
 from __future__ import annotations
 
 import gc
+import logging
 import os
 
 from django.core.asgi import get_asgi_application
@@ -20,9 +27,11 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 
+from lab import health  # noqa: E402
 from lab.origin_check import SameOriginValidator  # noqa: E402
 from lab.routing import websocket_urlpatterns  # noqa: E402
 from lab.static_files import StaticFilesHandler  # noqa: E402
+from lab.tunnel import PlacementRouter, StartsWorker  # noqa: E402
 from spark_exercises.startup import recover_interrupted_submissions  # noqa: E402
 
 _serve_static = settings.DEBUG or settings.KAFKA_LAB_SERVE_STATIC
@@ -36,11 +45,29 @@ _serve_static = settings.DEBUG or settings.KAFKA_LAB_SERVE_STATIC
 if settings.KAFKA_LAB_GC_THRESHOLD0 > 0:
     gc.set_threshold(settings.KAFKA_LAB_GC_THRESHOLD0, *gc.get_threshold()[1:])
 gc.freeze()
-recover_interrupted_submissions()
+logger = logging.getLogger("lab.asgi")
 
-application = ProtocolTypeRouter(
+
+def _parts_reachable() -> bool:
+    """One log line per part that is down, naming it and its address."""
+    reachable = True
+    database = health.check_database()
+    if database != "ok":
+        logger.error("Kafka Lab: the database (%s) is unreachable: %s", health.where_database(), database[7:])
+        reachable = False
+    layer = health.check_channel_layer()
+    if layer.startswith("error"):
+        logger.error("Kafka Lab: the channel layer (%s) is unreachable: %s", health.where_redis(), layer[7:])
+    return reachable
+
+
+if _parts_reachable():
+    recover_interrupted_submissions()
+
+_sockets = AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+application = StartsWorker(ProtocolTypeRouter(
     {
         "http": StaticFilesHandler(django_asgi_app) if _serve_static else django_asgi_app,
-        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginValidator(PlacementRouter(_sockets)),
     }
-)
+), _sockets)

@@ -67,3 +67,32 @@ class LabCommand(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id} #{self.index} {self.command} @ step {self.at_step}"
+
+
+# -- several worker processes (lab.workers, lab.placement; docs/placement.md) -----------------------
+class LabWorker(models.Model):
+    """A server process that may host lab sessions, with a shared channel layer: its name, its
+    channel on the layer (where tunnels reach it) and its last heartbeat. A worker whose heartbeat
+    is older than lab.workers.DEAD_AFTER_S is dead: its sessions may be taken over."""
+
+    name = models.CharField(max_length=100, primary_key=True)
+    channel = models.CharField(max_length=200)
+    heartbeat_at = models.DateTimeField(db_index=True)
+    started_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SessionPlacement(models.Model):
+    """Which worker hosts a lab session's engine (one at a time). Claimed atomically by the first
+    worker that needs the session, taken over when that worker is dead (lab.placement.claim).
+    Not a foreign key: a placement may be claimed while its session is being checked, and a
+    deleted session's row is harmless (nothing routes to it)."""
+
+    session_id = models.UUIDField(primary_key=True)
+    worker = models.CharField(max_length=100, db_index=True)
+    claimed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.session_id} on {self.worker}"

@@ -20,7 +20,11 @@ clock and the frames it sends.
   command is answered without waiting for a database commit.
 - A session nobody watches is paused at once and dropped from memory after
   KAFKA_LAB_IDLE_HOST_TTL_S; at most KAFKA_LAB_MAX_HOSTS stay in memory (the longest idle go
-  first). One process serves a session (several processes need sticky routing by session id).
+  first). One process serves a session; with several worker processes (a shared channel layer)
+  lab.placement says which, and lab.tunnel relays other workers' sockets to it
+  (docs/placement.md). Then a command's `ack` waits for its journal row to commit
+  (KAFKA_LAB_DURABLE_ACKS): another worker rebuilding the session after a crash finds every
+  acknowledged command.
 """
 from __future__ import annotations
 
@@ -540,8 +544,18 @@ class LiveSession:
                                history.bounds() if history is not None else None, host.series.to_dict())
 
     async def command(self, command: str, args: dict, *, discard_future: bool = False) -> Outcome:
-        return await self.call(functools.partial(self.host.apply, discard_future=discard_future), command, args,
-                               urgent=True)
+        outcome = await self.call(functools.partial(self.host.apply, discard_future=discard_future), command, args,
+                                  urgent=True)
+        if settings.KAFKA_LAB_DURABLE_ACKS:
+            await self.durable()
+        return outcome
+
+    async def durable(self) -> None:
+        """Wait until the journal holds everything this session did so far, its clock position
+        included (KAFKA_LAB_DURABLE_ACKS: a command is acknowledged only then, so a worker's crash
+        loses nothing acknowledged — docs/placement.md)."""
+        self._save_position()
+        await asyncio.to_thread(journal_writer.flush)
 
     async def rewind(self, to_step: int, after_seq: int | None = None, commands: int | None = None) -> None:
         """Rewind; a `state` follows (the replay's events are not sent)."""
@@ -971,9 +985,11 @@ class Registry:
             return
         await self.drop(live.session_id)
 
-    async def drop(self, session_id: uuid.UUID, *, close_code: int | None = None) -> None:
+    async def drop(self, session_id: uuid.UUID, *, close_code: int | None = None, release: bool = True) -> None:
         """Forget a session here: its cluster is shut down and its run dir deleted (the log stays in
-        the DB). With `close_code`, its tabs are closed with it (the session was deleted)."""
+        the DB). With `close_code`, its tabs are closed with it (the session was deleted, or moved).
+        With placement on, its journal is written to the end and then its placement released
+        (unless `release` is False: another worker holds it already)."""
         live = self._live.get(session_id)
         if live is not None:
             await live.close(close_code)  # stays listed while it closes: a tab arriving now waits for it
@@ -981,6 +997,10 @@ class Registry:
                 del self._live[session_id]
                 if session_id not in self._loading:
                     self._owners.pop(session_id, None)
+            if settings.KAFKA_LAB_PLACEMENT and release:
+                from lab import workers   # placement only: lab.workers imports this module
+                await asyncio.to_thread(journal_writer.flush)
+                await workers.released(session_id)
 
     async def reset(self, session_id: uuid.UUID, shape: Shape) -> bool:
         """Reset a session served here (a view's "reset"); False if none is, then the caller resets the DB."""

@@ -55,7 +55,8 @@ KAFKA_LAB_SECRET_KEY_FILE = Path(os.environ.get("KAFKA_LAB_SECRET_KEY_FILE", BAS
 
 
 def _secret_key() -> str:
-    key = os.environ.get("KAFKA_LAB_SECRET_KEY", "").strip()
+    key = (os.environ.get("KAFKA_LAB_SECRET_KEY", "").strip()
+           or os.environ.get("DJANGO_SECRET_KEY", "").strip())   # the common name, as a fallback
     if key == PUBLIC_DEVELOPMENT_KEY and not DEBUG:
         raise ImproperlyConfigured("KAFKA_LAB_SECRET_KEY is the public development key: with DEBUG off, "
                                    "set a secret one (or unset it: the lab then generates its own)")
@@ -66,7 +67,8 @@ def _secret_key() -> str:
 
 
 SECRET_KEY = _secret_key()
-ALLOWED_HOSTS = [*([] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]"]), *_env_list("KAFKA_LAB_ALLOWED_HOSTS")]
+ALLOWED_HOSTS = [*([] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]"]), *_env_list("KAFKA_LAB_ALLOWED_HOSTS"),
+                 *_env_list("DJANGO_ALLOWED_HOSTS")]   # the common name too: both lists count
 if PRODUCTION and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("KAFKA_LAB_PRODUCTION=true needs KAFKA_LAB_ALLOWED_HOSTS (the server's host names)")
 # Origins besides the page's own that may post forms and open WebSockets (a proxy's https origin).
@@ -131,42 +133,77 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": private_file(Path(os.environ.get("KAFKA_LAB_DB", BASE_DIR / "db.sqlite3"))),
-        # A file, not :memory:, so that ChannelsLiveServerTestCase's forked Daphne sees the test DB.
-        # A file (Channels' live-server tests refuse in-memory SQLite); KAFKA_LAB_TEST_DB lets two
-        # test runs on one machine keep apart.
-        "TEST": {"NAME": Path(os.environ.get("KAFKA_LAB_TEST_DB", BASE_DIR / "test_db.sqlite3"))},
-        # WAL: the journal writer's commits do not block readers (views, the read API), and with
-        # synchronous=NORMAL a commit is an append to the WAL, not an fsync of the database; a
-        # power cut may lose the last commits, a crash of the process loses nothing committed.
-        "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+# The database: SQLite in a file unless DATABASE_URL names another (PostgreSQL for several worker
+# processes: docs/deployment.md), e.g. postgres://kafka_lab:secret@127.0.0.1:5432/kafka_lab.
+DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
+if DATABASE_URL:
+    import dj_database_url
+
+    try:
+        DATABASES = {"default": dj_database_url.parse(
+            DATABASE_URL, conn_max_age=_env_int_early("KAFKA_LAB_DB_CONN_MAX_AGE_S", 60), conn_health_checks=True)}
+    except ValueError as exc:   # an unknown scheme, a malformed URL: say which setting, not a traceback
+        raise ImproperlyConfigured(f"DATABASE_URL: {exc}") from None
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # A server that does not answer: fail in seconds, not at the OS's TCP timeout (minutes).
+        DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
+    if os.environ.get("KAFKA_LAB_TEST_DB"):
+        DATABASES["default"]["TEST"] = {"NAME": Path(os.environ["KAFKA_LAB_TEST_DB"]).stem}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": private_file(Path(os.environ.get("KAFKA_LAB_DB", BASE_DIR / "db.sqlite3"))),
+            # A file, not :memory:, so that ChannelsLiveServerTestCase's forked Daphne sees the test DB.
+            # A file (Channels' live-server tests refuse in-memory SQLite); KAFKA_LAB_TEST_DB lets two
+            # test runs on one machine keep apart.
+            "TEST": {"NAME": Path(os.environ.get("KAFKA_LAB_TEST_DB", BASE_DIR / "test_db.sqlite3"))},
+            # WAL: the journal writer's commits do not block readers (views, the read API), and with
+            # synchronous=NORMAL a commit is an append to the WAL, not an fsync of the database; a
+            # power cut may lose the last commits, a crash of the process loses nothing committed.
+            "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+        }
     }
-}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Channels: the in-memory layer works inside one process, which is all the embedded lab needs.
-# Set KAFKA_LAB_REDIS_URL (e.g. redis://127.0.0.1:6379/0) to share groups between several
-# processes; that needs `pip install channels-redis`, which is not a dependency of the lab.
-KAFKA_LAB_REDIS_URL = os.environ.get("KAFKA_LAB_REDIS_URL", "")
-if KAFKA_LAB_REDIS_URL:
+# Channels: the in-memory layer works inside one process, which is all `make run` needs. REDIS_URL
+# (or its older name KAFKA_LAB_REDIS_URL), e.g. redis://127.0.0.1:6379/0, shares a Redis layer
+# between several worker processes — and turns placement on (docs/placement.md): a lab session's
+# engine lives in one worker, sockets that reach another are tunnelled to it over the layer.
+REDIS_URL = (os.environ.get("REDIS_URL", "").strip() or os.environ.get("KAFKA_LAB_REDIS_URL", "").strip())
+KAFKA_LAB_REDIS_URL = REDIS_URL   # the older name, kept for code and configs that read it
+if REDIS_URL:
     try:
         import channels_redis  # noqa: F401
     except ImportError as exc:
         raise ImproperlyConfigured(
-            "KAFKA_LAB_REDIS_URL is set but channels_redis is not installed: "
-            "pip install channels-redis, or unset KAFKA_LAB_REDIS_URL"
+            "REDIS_URL is set but channels_redis is not installed: "
+            "pip install channels-redis, or unset REDIS_URL"
         ) from exc
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [KAFKA_LAB_REDIS_URL]},
+            # capacity: messages one channel holds before a send raises ChannelFull (a tunnel's
+            # relay that stopped reading: lab.tunnel counts it as a slow tab).
+            # socket_timeout over channels_redis's 5 s blocking read: redis-py 8's default (5 s)
+            # made every idle receive fail with "Timeout reading from …".
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+                       "capacity": _env_int_early("KAFKA_LAB_CHANNEL_CAPACITY", 100),
+                       "expiry": 60},
         }
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# Placement (lab.workers, lab.placement, lab.tunnel): on with a shared layer, off with the in-memory one.
+KAFKA_LAB_PLACEMENT = _env_bool("KAFKA_LAB_PLACEMENT", bool(REDIS_URL))
+if KAFKA_LAB_PLACEMENT and not REDIS_URL:
+    raise ImproperlyConfigured("KAFKA_LAB_PLACEMENT=true needs a shared channel layer: set REDIS_URL")
+KAFKA_LAB_WORKER_NAME = os.environ.get("KAFKA_LAB_WORKER_NAME", "").strip()   # default: host-pid-random
+KAFKA_LAB_WORKER_HEARTBEAT_S = float(_env_int_early("KAFKA_LAB_WORKER_HEARTBEAT_MS", 1000)) / 1000
+KAFKA_LAB_WORKER_DEAD_AFTER_S = float(_env_int_early("KAFKA_LAB_WORKER_DEAD_AFTER_MS", 3000)) / 1000
+# A command's `ack` waits for its journal row to commit (lab.registry), so a worker's crash loses
+# nothing acknowledged; on by default with placement (another worker rebuilds from the journal).
+KAFKA_LAB_DURABLE_ACKS = _env_bool("KAFKA_LAB_DURABLE_ACKS", KAFKA_LAB_PLACEMENT)
 
 # Accounts (classroom/): anonymous use stays (make run needs no account); signing in or up keeps
 # what the visitor made anonymously (lab.owners.adopt). Self-sign-up may be turned off: then only

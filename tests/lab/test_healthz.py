@@ -20,6 +20,8 @@ def test_it_reports_ok_with_the_package_version(client: Client) -> None:
         "engine": "kafka-lab",
         "version": version("kafka-lab"),
         "database": "ok",
+        "channel_layer": "in-memory",
+        "worker": {"placement": False},
     }
 
 

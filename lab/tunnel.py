@@ -1,0 +1,350 @@
+"""Sockets tunnelled to the worker that hosts their session (docs/placement.md).
+
+With placement on, a lab session's engine lives in one worker process, and any worker accepts any
+socket. PlacementRouter, in front of the websocket routes, finds the socket's session, claims it
+(lab.placement.claim) and then either runs the route's consumer here (this worker hosts it) or
+becomes a Relay: the browser's raw ASGI events (websocket.connect / receive / disconnect) go over
+the channel layer to the owner's worker channel, where an OwnerTab runs the very same app —
+Channels' auth stack and the URL router, so LabConsumer, LessonConsumer or whatever the route
+names — as a virtual ASGI instance with the scope rebuilt (path, headers with the cookies, query
+string, client): the auth middleware reads the visitor's session and user again from the shared
+database. The consumer's sends (websocket.accept / send / close) come back over the layer to the
+relay, which writes them to the browser. The consumer cannot tell.
+
+Messages on the layer (dicts, msgpack):
+  to a worker channel:   {"type": "tunnel.open", "tunnel": id, "reply": channel, "relay_worker": name, "scope": {...}}
+                         {"type": "tunnel.event", "tunnel": id, "event": <an ASGI receive event>}
+  to a relay's channel:  {"type": "tunnel.send", "event": <an ASGI send event>}
+
+Backpressure, both ways bounded: the relay writes to its browser only while Daphne's transport
+holds less than lab.send_queue.WRITE_WATER_BYTES (and closes it 4408 after a stall), so it stops
+reading its channel; the layer's channel then fills (`capacity`), and the owner's sends meet
+ChannelFull. The OwnerTab keeps what the layer refused in a buffer that looks like a Twisted
+transport to lab.send_queue.transport_backlog: the tab's TabQueue sees a socket that takes
+nothing, drops and resyncs, and closes a tab that stays stuck — a slow tab, not an exception.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+import uuid
+from collections import deque
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.exceptions import ChannelFull
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from lab import placement, workers
+from lab.send_queue import CLOSE_TOO_SLOW, WRITE_WATER_BYTES, TabLimits, transport_backlog
+
+logger = logging.getLogger(__name__)
+
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+# The routes of lab.routing whose consumer drives a lab session's engine.
+SESSION_ROUTES = [re.compile(rf"^/?ws/lab/(?P<session_id>{_UUID})/$"),
+                  re.compile(rf"^/?ws/lessons/[-a-zA-Z0-9_]+/(?P<session_id>{_UUID})/$")]
+WATCH_ROUTE = re.compile(r"^/?ws/watch/(?P<token>[^/]{1,200})/$")
+SCOPE_KEYS = ("type", "path", "raw_path", "root_path", "headers", "query_string", "client", "server",
+              "subprotocols", "scheme", "http_version", "asgi")
+ACCEPT_TIMEOUT_S = 15.0      # an owner that lives but never answers the handshake
+FULL_RETRY_S = 0.05          # a full channel: how soon to try again
+OWNER_GIVE_UP_S = 60.0       # an owner-side tab whose relay took nothing for this long is disconnected
+
+
+def _session_for_token() -> Any:
+    """classroom.broadcast.session_for_token, if the broadcast feature is installed (else None:
+    ws/watch/ is then served by the worker that accepts it, not tunnelled)."""
+    try:
+        from classroom.broadcast import session_for_token
+    except ImportError:
+        return None
+    return session_for_token
+
+
+async def session_of(path: str) -> uuid.UUID | None:
+    """The lab session a socket's path drives (None: a route not tunnelled, or no such session)."""
+    for route in SESSION_ROUTES:
+        match = route.match(path)
+        if match:
+            return uuid.UUID(match["session_id"])
+    match = WATCH_ROUTE.match(path)
+    lookup = _session_for_token() if match else None
+    if lookup is None:
+        return None
+    found = await database_sync_to_async(lookup)(match["token"])
+    if found is None:
+        return None
+    return found if isinstance(found, uuid.UUID) else uuid.UUID(str(getattr(found, "pk", found)))
+
+
+def portable_scope(scope: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a socket's scope that cross the layer: plain data only (no user, no session:
+    the owner's auth middleware loads them again from the cookies)."""
+    return {key: scope[key] for key in SCOPE_KEYS if key in scope}
+
+
+def rebuilt_scope(data: dict[str, Any], relay_worker: str) -> dict[str, Any]:
+    """The scope an owner-side consumer runs with (msgpack turned tuples into lists)."""
+    scope = dict(data)
+    scope["headers"] = [(bytes(name), bytes(value)) for name, value in data.get("headers", [])]
+    for key in ("client", "server"):
+        if scope.get(key) is not None:
+            scope[key] = tuple(scope[key])
+    scope["tunnelled_from"] = relay_worker
+    return scope
+
+
+class PlacementRouter:
+    """ASGI middleware in front of the websocket routes (lab.asgi): with placement off it is a
+    pass-through; with it on, a socket whose session lives on another worker is relayed there."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if not settings.KAFKA_LAB_PLACEMENT or scope["type"] != "websocket":
+            return await self.inner(scope, receive, send)
+        worker = await workers.ensure_started(self.inner)
+        session_id = await session_of(scope.get("path", ""))
+        if session_id is None:
+            return await self.inner(scope, receive, send)
+        for _ in range(2):   # the owner may die between the claim and the look-up of its channel: claim again
+            owner = await database_sync_to_async(placement.claim)(session_id, worker.name)
+            if owner is None or owner == worker.name:
+                return await self.inner(scope, receive, send)
+            channel = await database_sync_to_async(placement.channel_of)(owner)
+            if channel is not None:
+                return await Relay(worker, owner, channel, scope, receive, send).run()
+        await _refuse(receive, send)
+
+
+async def _refuse(receive: Any, send: Any) -> None:
+    """No worker could take the session just now: refuse the handshake (the page retries)."""
+    await receive()   # websocket.connect
+    await send({"type": "websocket.close", "code": workers.CLOSE_MOVED})
+
+
+# -- the accepting side -----------------------------------------------------------------------------
+class Relay:
+    """A browser socket accepted here whose session lives on `owner`: raw events both ways."""
+
+    def __init__(self, worker: workers.Worker, owner: str, owner_channel: str, scope: dict[str, Any],
+                 receive: Any, send: Any) -> None:
+        self.worker, self.owner, self.owner_channel = worker, owner, owner_channel
+        self.scope, self.receive, self.send = scope, receive, send
+        self.layer = get_channel_layer()
+        self.reply = ""
+        self.accepted = False
+        self.closed = False
+        self._backlog = transport_backlog(send)
+        self._done = asyncio.Event()
+
+    async def run(self) -> None:
+        self.reply = await self.layer.new_channel()
+        self.worker.relays.add(self)
+        outbound = asyncio.create_task(self._outbound())
+        watchdog = asyncio.create_task(self._handshake_watchdog())
+        try:
+            await self._to_owner({"type": "tunnel.open", "tunnel": self.reply, "reply": self.reply,
+                                  "relay_worker": self.worker.name, "scope": portable_scope(self.scope)})
+            await self._inbound()
+        finally:
+            self.worker.relays.discard(self)
+            outbound.cancel()
+            watchdog.cancel()
+
+    async def _inbound(self) -> None:
+        """Browser → owner, until the browser's socket is gone."""
+        while True:
+            event = await self.receive()
+            try:
+                await self._to_owner({"type": "tunnel.event", "tunnel": self.reply, "event": event})
+            except Exception:  # noqa: BLE001 - the layer away: the owner cannot be told; end this socket
+                logger.warning("lab relay %s: could not reach %s", self.reply, self.owner, exc_info=True)
+                await self._close(workers.CLOSE_MOVED)
+            if event["type"] == "websocket.disconnect":
+                return
+
+    async def _to_owner(self, msg: dict[str, Any]) -> None:
+        started = time.monotonic()
+        while True:
+            try:
+                return await self.layer.send(self.owner_channel, msg)
+            except ChannelFull:   # the owner's worker is swamped: wait a little, as a slow network would
+                if time.monotonic() - started > OWNER_GIVE_UP_S:
+                    raise
+                await asyncio.sleep(FULL_RETRY_S)
+
+    async def _outbound(self) -> None:
+        """Owner → browser, never faster than the browser's socket takes it."""
+        stall_s = TabLimits.from_settings().stall_s
+        while True:
+            msg = await self.layer.receive(self.reply)
+            event = msg.get("event") or {}
+            waiting_since = time.monotonic()
+            while self._backlog() > WRITE_WATER_BYTES:   # stop reading: the channel fills, the owner sees ChannelFull
+                if time.monotonic() - waiting_since > stall_s:
+                    logger.warning("lab relay %s: its browser took nothing for %g s: closing it", self.reply, stall_s)
+                    await self._close(CLOSE_TOO_SLOW)
+                    return
+                await asyncio.sleep(0.02)
+            if self.closed:
+                return
+            if event.get("type") == "websocket.accept":
+                self.accepted = True
+            elif event.get("type") == "websocket.close":
+                self.closed = True
+            await self.send(event)
+
+    async def _handshake_watchdog(self) -> None:
+        await asyncio.sleep(ACCEPT_TIMEOUT_S)
+        if not self.accepted and not self.closed:
+            logger.warning("lab relay %s: %s did not answer the handshake in %g s", self.reply, self.owner,
+                           ACCEPT_TIMEOUT_S)
+            await self._close(workers.CLOSE_MOVED)
+
+    def owner_died(self) -> None:
+        """The owner's heartbeat stopped (lab.workers): close the browser's socket with a code the
+        page reconnects on; its next socket claims the session and rebuilds it by replay."""
+        if not self.closed:
+            logger.warning("lab relay %s: worker %s died; closing its socket (%d) for a reconnect",
+                           self.reply, self.owner, workers.CLOSE_MOVED)
+            asyncio.ensure_future(self._close(workers.CLOSE_MOVED))
+
+    async def _close(self, code: int) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            await self.send({"type": "websocket.close", "code": code})
+        except Exception:  # noqa: BLE001 - the browser may be gone already
+            logger.debug("lab relay %s: close not sent", self.reply, exc_info=True)
+
+
+# -- the owning side --------------------------------------------------------------------------------
+class _LayerTransport:
+    """What an OwnerTab's layer refused (ChannelFull) and keeps for later, shaped like the part of
+    a Twisted transport that lab.send_queue.transport_backlog reads: `dataBuffer` and `offset`
+    (nothing), `_tempDataLen` (the bytes waiting here). The TabQueue then treats a full channel as
+    a socket that is not being read."""
+
+    dataBuffer = b""
+    offset = 0
+
+    def __init__(self) -> None:
+        self.waiting: deque[dict[str, Any]] = deque()
+        self._tempDataLen = 0
+
+    def push(self, event: dict[str, Any]) -> None:
+        self.waiting.append(event)
+        self._tempDataLen += _size(event)
+
+    def pop(self) -> dict[str, Any]:
+        event = self.waiting.popleft()
+        self._tempDataLen -= _size(event)
+        return event
+
+
+def _size(event: dict[str, Any]) -> int:
+    return len(event.get("text") or event.get("bytes") or b"")
+
+
+class OwnerTab:
+    """A socket accepted by another worker, served here: the real consumer (through `app`) as a
+    virtual ASGI instance fed from the layer."""
+
+    def __init__(self, worker: workers.Worker, tunnel: str, reply: str, relay_worker: str,
+                 scope: dict[str, Any]) -> None:
+        self.worker, self.tunnel, self.reply, self.relay_worker = worker, tunnel, reply, relay_worker
+        self.layer = get_channel_layer()
+        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.transport = _LayerTransport()   # found by lab.send_queue.transport_backlog through `send`
+        self._flusher: asyncio.Task | None = None
+        self._ended = False
+        self.task = asyncio.create_task(self._run(scope))
+
+    async def _run(self, scope: dict[str, Any]) -> None:
+        try:
+            await self.worker.app(scope, self.inbox.get, self.send)
+        except Exception:  # noqa: BLE001 - as Daphne would: log it, close the browser's socket
+            logger.exception("lab tunnel %s: its consumer failed", self.tunnel)
+            await self.send({"type": "websocket.close", "code": 1011})
+        finally:
+            self._ended = True
+            self.worker.tabs.pop(self.tunnel, None)
+
+    def received(self, event: dict[str, Any]) -> None:
+        self.inbox.put_nowait(event)
+
+    async def send(self, event: dict[str, Any]) -> None:
+        """The consumer's send: never waits (a full channel keeps it here, counted as backlog)."""
+        self.transport.push(event)
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+
+    async def _flush(self) -> None:
+        full_since: float | None = None
+        while self.transport.waiting:
+            event = self.transport.waiting[0]
+            try:
+                await self.layer.send(self.reply, {"type": "tunnel.send", "event": event})
+            except ChannelFull:
+                full_since = full_since or time.monotonic()
+                if time.monotonic() - full_since > OWNER_GIVE_UP_S:
+                    logger.warning("lab tunnel %s: its relay took nothing for %g s: disconnecting it",
+                                   self.tunnel, OWNER_GIVE_UP_S)
+                    self.transport.waiting.clear()
+                    self.relay_died()
+                    return
+                await asyncio.sleep(FULL_RETRY_S)
+                continue
+            except Exception:  # noqa: BLE001 - the layer away: the browser cannot be reached any more
+                logger.warning("lab tunnel %s: could not send to its relay", self.tunnel, exc_info=True)
+                self.transport.waiting.clear()
+                self.relay_died()
+                return
+            full_since = None
+            self.transport.pop()
+
+    def relay_died(self) -> None:
+        """The accepting worker is gone (or its channel stuck): the consumer sees its socket close."""
+        if not self._ended:
+            self.received({"type": "websocket.disconnect", "code": 1006})
+
+
+def dispatch(worker: workers.Worker, msg: dict[str, Any]) -> None:
+    """A message on this worker's channel (lab.workers' listener)."""
+    kind, tunnel = msg.get("type"), msg.get("tunnel")
+    if not isinstance(tunnel, str):
+        logger.warning("lab worker %s: a %r message without a tunnel id", worker.name, kind)
+        return
+    if kind == "tunnel.open":
+        scope = rebuilt_scope(msg.get("scope") or {}, str(msg.get("relay_worker")))
+        worker.tabs[tunnel] = OwnerTab(worker, tunnel, str(msg.get("reply")), str(msg.get("relay_worker")), scope)
+    elif kind == "tunnel.event":
+        tab = worker.tabs.get(tunnel)
+        if tab is not None:
+            tab.received(msg.get("event") or {})
+    else:
+        logger.warning("lab worker %s: unknown message type %r", worker.name, kind)
+
+
+class StartsWorker:
+    """The outermost ASGI app (lab.asgi): with placement on, the first call of any kind (a health
+    probe, a page) starts this process's worker, so it beats and listens before any socket comes.
+    A worker that cannot start (Redis away) is retried on the next call; the call goes on."""
+
+    def __init__(self, inner: Any, sockets_app: Any) -> None:
+        self.inner, self.sockets_app = inner, sockets_app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if settings.KAFKA_LAB_PLACEMENT and scope["type"] != "lifespan" and workers.current() is None:
+            try:
+                await workers.ensure_started(self.sockets_app)
+            except Exception as exc:  # noqa: BLE001 - said once per try, in one line; /healthz says it too
+                logger.error("lab worker: could not start (%s)", str(exc).strip().splitlines()[0] if str(exc) else exc)
+        return await self.inner(scope, receive, send)
