@@ -10,7 +10,8 @@ from django.test import Client
 from django.utils import timezone
 
 from classroom.models import Membership
-from tests.classroom.accounts_helpers import PASSWORD, cohort, fast_passwords, fresh_counts, instructor, learner, signed_in  # noqa: F401
+from tests.classroom.accounts_helpers import (PASSWORD, cohort, fast_passwords, fresh_counts,  # noqa: F401
+                                              instructor, learner, signed_in)
 
 pytestmark = pytest.mark.django_db
 
@@ -58,7 +59,8 @@ def test_an_overlong_or_empty_code_is_a_form_error() -> None:
 def test_a_closed_code_says_joining_is_closed() -> None:
     c = cohort(teacher=instructor(), join_open=False)
     client = signed_in(learner())
-    for response in (client.get(f"/join/{c.code}/"), client.post(f"/join/{c.code}/"), client.post("/join/", {"code": c.code})):
+    tries = (client.get(f"/join/{c.code}/"), client.post(f"/join/{c.code}/"), client.post("/join/", {"code": c.code}))
+    for response in tries:
         assert response.status_code == 403 and "Joining Kafka 101 is closed" in response.content.decode()
     assert not Membership.objects.exists()
 
