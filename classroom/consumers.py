@@ -59,7 +59,7 @@ class WatchConsumer(LabConsumer):
             text = (_("This watch link is not valid, or its broadcast has ended") if code == service.CLOSE_NO_BROADCAST
                     else _("This broadcast is for the members of its cohort: sign in with your account"))
             await self._send_now(json.dumps(message("error", message=text, kafka_error=found)))
-            await self.close(code=code)
+            await self.close(code=code, reason=text)
             return
         row, state, session_owner = found
         user = self.scope.get("user")
@@ -224,9 +224,9 @@ class WatchConsumer(LabConsumer):
             old, live.broadcast, live.pointer = live.broadcast.controller, None, None
             if old is not None:
                 await self._close_lab_tabs_of(old)
-        await self._send_now(json.dumps(message("error", message=_("The instructor ended this broadcast"),
-                                                kafka_error="BROADCAST_ENDED")))
-        await self.close(code=service.CLOSE_ENDED)
+        text = _("The instructor ended this broadcast")
+        await self._send_now(json.dumps(message("error", message=text, kafka_error="BROADCAST_ENDED")))
+        await self.close(code=service.CLOSE_ENDED, reason=text)
 
     # -- helpers -----------------------------------------------------------------------------------
     async def _reply(self, answer: dict[str, Any]) -> None:

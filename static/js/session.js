@@ -22,6 +22,7 @@ import { gettext, interpolate as say, ngettext } from "./i18n.js";
 import { renderTimers } from "./guidance.js";
 import { StartOptions, readStartOptions } from "./start-options.js";
 import { ScenarioModes } from "./scenario-modes.js";
+import { showPointer } from "./pointer.js";
 
 const root = document.getElementById("lab");
 initToasts($("[data-toasts]", root));
@@ -32,6 +33,7 @@ const app = {
   selected: null,
   showInternal: false,      // draw __consumer_offsets and other internal topics too
   resyncing: false,         // a frame went missing: waiting for a `state`
+  viewing: false,           // a watcher looks at another step (watch.js): live frames are set aside
   held: [],                 // frames that came while resyncing (applied after the state)
   timelineInfo: { future: 0, undo: null, steps: 0 },
 };
@@ -54,6 +56,7 @@ const socket = new LabSocket(root.dataset.wsUrl, {
     app.view.session = m.session;
     app.view.clients = clients;
     app.resyncing = false;
+    app.viewing = false;
     app.held = [];
     applyModel(app.view, m.model, m.frame);
     showMeta(m.session);
@@ -80,16 +83,24 @@ const socket = new LabSocket(root.dataset.wsUrl, {
   command_done(m) { commandDone(m); },
   ack() { /* the frames carry what the command did; controls.js reads the ack itself */ },
   error(m) { errorToast(m.message, m.kafka_error); },
-  unknown(m) { errorToast(say(gettext("The server sent a message of unknown type “%(type)s”"), { type: m.type }), null); },
+  pointer(m) { showPointer(root, m.target); announce("pointer", m); },
+  unknown(m) {
+    // A broadcast's messages (docs/lab-protocol.md, "Broadcast") are for the page built on this one (watch.js).
+    if (BROADCAST_MESSAGES.has(m.type)) { announce(m.type, m); return; }
+    errorToast(say(gettext("The server sent a message of unknown type “%(type)s”"), { type: m.type }), null); },
   status(status, detail) { showStatus(status, detail); },
 });
 
 // 4408: this page fell too far behind a busy session's stream; LabSocket reconnects by itself.
 socket.onFellBehind = () => toast(gettext("This page fell behind the session's stream; reconnecting"), { kind: "info" });
 
+const BROADCAST_MESSAGES = new Set(["broadcast", "view", "forked", "watchers", "playlist_item"]);
+
 function onFrame(m) {
   const started = performance.now();
-  if (app.resyncing) {
+  if (app.viewing) {
+    // Not applied: following again asks for a fresh `state` (followLive).
+  } else if (app.resyncing) {
     if (m.type === "state") { app.resyncing = false; applyFrame(m); for (const held of app.held.splice(0)) onFrame(held); }
     else app.held.push(m);
   } else if (m.frame <= app.view.frame) {
@@ -132,6 +143,26 @@ function applyFrame(m) {
   if (m.last_action !== undefined) timeline.setLastAction(m, events);
   afterModel(m.type === "state");
   announce("frame", m);
+}
+
+// A watcher's view of an earlier step (a `view` answer, static/js/watch.js): the page shows its
+// model; the live frames that keep coming are not applied until it follows again.
+function showView(m) {
+  app.viewing = true;
+  app.resyncing = false;
+  app.held = [];
+  applyModel(app.view, m.model, -1);
+  for (const key of ["step", "time_ms", "seq"]) if (typeof m.model[key] === "number") app.view[key] = m.model[key];
+  forgetEffectsAfter(app.view, app.view.time_ms);   // the event log and the charts keep what happened live
+  groupView.cut();
+  afterModel(true);
+}
+
+function followLive() {
+  app.viewing = false;
+  app.resyncing = true;
+  app.held = [];
+  socket.send({ type: "snapshot" });
 }
 
 function resync(m) {
@@ -472,6 +503,7 @@ function frame() {
 
 // For the console, the browser tests and lab/bench_browser.py: `model()` is the page's model in
 // the server's shape (lab-state.js modelSummary), to compare with a fresh one from the server.
-window.kafkaLab = { app, socket, stats, segmentView, model: () => modelSummary(app.view), describeCommand };
+window.kafkaLab = { app, socket, stats, segmentView, model: () => modelSummary(app.view), describeCommand,
+                    showView, followLive };
 socket.connect();
 requestAnimationFrame(frame);
