@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.translation import gettext as _
 
 from classroom.forms_accounts import code_is_well_formed, normalize_code
 from classroom.models import CODE_ALPHABET, CODE_LENGTH, Broadcast, Cohort, Invitation, Membership, Playlist
@@ -39,7 +40,8 @@ class CohortAdminForm(forms.ModelForm):
         """A code typed here obeys the same alphabet as a generated one (learners type it)."""
         code = normalize_code(self.cleaned_data["code"])
         if not code_is_well_formed(code):
-            raise forms.ValidationError(f"{CODE_LENGTH} characters from {CODE_ALPHABET}")
+            raise forms.ValidationError(_("%(n)d characters from %(alphabet)s") % {"n": CODE_LENGTH,
+                                                                                  "alphabet": CODE_ALPHABET})
         return code
 
 

@@ -116,7 +116,9 @@ class InvitationForm(forms.Form):
         # Only those who manage accounts may invite instructors and admins.
         roles = [LEARNER, INSTRUCTOR, ADMIN] if user.has_perm(MANAGE_USERS) else [LEARNER]
         self.fields["role"].choices = [(r, ROLE_LABELS[r]) for r in roles]
-        self.fields["cohort"].queryset = cohorts_visible_to(user)
+        cohorts = self.fields["cohort"].queryset = cohorts_visible_to(user)
+        if "cohort" not in self.initial and len(cohorts[:2]) == 1:
+            self.initial["cohort"] = cohorts[0].pk    # an instructor with one cohort: that one
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

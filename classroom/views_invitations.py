@@ -37,7 +37,9 @@ NOT_INVITING = gettext_lazy("Only instructors and admins make invitations and re
 @require_http_methods(["GET", "POST"])
 @require_perm(TEACH, NOT_INVITING)
 def invitations(request: HttpRequest) -> HttpResponse:
-    form = InvitationForm(request.user, request.POST if request.method == "POST" else None)
+    # ?cohort=<pk> (the cohort page's link) chooses the cohort; the field's queryset still decides.
+    initial = {"cohort": request.GET["cohort"]} if request.GET.get("cohort", "").isdigit() else {}
+    form = InvitationForm(request.user, request.POST if request.method == "POST" else None, initial=initial)
     made = None
     status = 200
     if request.method == "POST":

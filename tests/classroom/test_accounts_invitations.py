@@ -153,3 +153,16 @@ def test_the_maker_sees_their_invitations_and_their_state() -> None:
     html = client.get("/accounts/invitations/").content.decode()
     assert "used by newbie" in html and "open until" in html
     assert f"/accounts/invitation/{used.token}/" not in html, "a used link is not offered again"
+
+
+def test_the_form_chooses_the_instructors_cohort_for_them() -> None:
+    teacher = instructor()
+    only = cohort(teacher=teacher)
+    client = signed_in(teacher)
+    assert f'<option value="{only.pk}" selected>' in client.get("/accounts/invitations/").content.decode()
+    second = cohort("Second", teacher=teacher)
+    html = client.get(f"/accounts/invitations/?cohort={second.pk}").content.decode()
+    assert f'<option value="{second.pk}" selected>' in html and f'<option value="{only.pk}" selected>' not in html
+    theirs = cohort("Theirs", teacher=instructor("other"))
+    assert "Theirs" not in client.get(f"/accounts/invitations/?cohort={theirs.pk}").content.decode()
+    assert client.get("/accounts/invitations/?cohort=NaN").status_code == 200

@@ -92,5 +92,10 @@ def test_the_header_shows_who_is_signed_in(client: Client) -> None:
     assert "data-account-login" in html and "data-account-signup" in html
     client.force_login(learner())
     html = client.get("/").content.decode()
-    assert '<span data-account-name>lea</span>' in html and "My cohorts" in html
-    assert "data-account-login" not in html
+    assert 'data-account-name title="Your cohorts">lea</a>' in html
+    assert "data-account-login" not in html and "data-account-cohorts" not in html
+
+
+def test_the_headers_links_on_the_sign_in_page_keep_its_next(client: Client) -> None:
+    html = client.get("/accounts/login/?next=/join/ABCDEFGH/").content.decode()
+    assert 'href="/accounts/signup/?next=/join/ABCDEFGH/" data-account-signup' in html
