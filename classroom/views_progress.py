@@ -57,9 +57,14 @@ def cohort_progress(request: HttpRequest, cohort: Cohort) -> HttpResponse:
     learners = list(learners_of(cohort))
     table, rows = progress.cohort_table(learners, lang)
     troubles = progress.explain_again(catalog.lessons(), rows, lang, min_answers)
-    return render(request, "classroom/progress.html", _context(
-        cohort=cohort, table=table, troubles=troubles, min_answers=min_answers,
-        csv_url=reverse("classroom:cohort_progress_csv", args=[cohort.pk])))
+    return render(request, "classroom/progress.html", progress_context(cohort, table, troubles, min_answers))
+
+
+def progress_context(cohort: Cohort, table: progress.Table, troubles: list[progress.LessonTroubles],
+                     min_answers: int) -> dict[str, Any]:
+    """What templates/classroom/progress.html shows (a pure function of what was computed)."""
+    return _context(cohort=cohort, table=table, troubles=troubles, min_answers=min_answers,
+                    csv_url=reverse("classroom:cohort_progress_csv", args=[cohort.pk]))
 
 
 @cohort_view

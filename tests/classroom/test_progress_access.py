@@ -89,3 +89,12 @@ def test_the_pages_answer_only_get(client, classroom):
     client.force_login(classroom["teacher"])
     for url in _urls(classroom) + [reverse("classroom:my_progress")]:
         assert client.post(url).status_code == 405, url
+
+
+def test_ids_beyond_any_row_are_a_404_not_an_error(client, classroom):
+    client.force_login(classroom["teacher"])
+    huge = 10**30
+    group, ann = classroom["mine"].pk, classroom["ann"].pk
+    for url in (f"/cohorts/{huge}/progress/", f"/cohorts/{huge}/progress.csv", f"/cohorts/{group}/learners/{huge}/",
+                f"/cohorts/{group}/learners/{ann}/submissions/{huge}/"):
+        assert client.get(url).status_code == 404, url
