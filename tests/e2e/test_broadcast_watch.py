@@ -3,52 +3,22 @@ picture as the instructor's own lab page after a few steps — the same model (t
 gives, /lab/<id>/model.json), no controls — and the instructor's pointer is marked on it."""
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page
 
+from tests.classroom.broadcast_server import broadcast_daphne
 from tests.e2e.conftest import VIEWPORT
 from tests.e2e.test_page_is_exact import summary
-from tests.servers import REPO_ROOT, _server_env, running_daphne
 
 pytestmark = pytest.mark.e2e
-
-# Run in the server's own database: an instructor with the broadcast permission, signed in (a
-# session row), their lab session and a live broadcast of it by link.
-SETUP = """
-import json
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
-from django.contrib.sessions.backends.db import SessionStore
-from classroom.models import Broadcast
-from lab.models import LabSession
-user = get_user_model().objects.create_user("teacher", password="pw-for-tests-only")
-user.user_permissions.add(Permission.objects.get(codename="broadcast_session"))
-store = SessionStore()
-store["_auth_user_id"] = str(user.pk)
-store["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
-store["_auth_user_hash"] = user.get_session_auth_hash()
-store.save()
-session = LabSession.objects.create(owner=f"user:{user.pk}", name="demo", brokers=3, seed=4)
-row = Broadcast.objects.create(session=session, instructor=user, link_open=True)
-print(json.dumps({"cookie": store.session_key, "session": str(session.id), "token": row.token}))
-"""
 
 
 @pytest.fixture(scope="module")
 def classroom_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict]]:
-    work_dir = tmp_path_factory.mktemp("broadcast-daphne")
-    env = _server_env(work_dir, {})
-    pinned = {"DATABASE_URL": env["DATABASE_URL"]} if env.get("DATABASE_URL") else {}
-    with running_daphne(work_dir, **pinned) as base_url:
-        made = subprocess.run([sys.executable, "manage.py", "shell", "-c", SETUP], cwd=REPO_ROOT,
-                              env={**env, **pinned}, check=True, capture_output=True, text=True)
-        yield base_url, json.loads(made.stdout.strip().splitlines()[-1])
+    with broadcast_daphne(tmp_path_factory.mktemp("broadcast-daphne")) as served:
+        yield served
 
 
 def open_page(browser, base_url: str, path: str, cookie: str | None) -> Page:
