@@ -3,8 +3,8 @@
 Signing in or up keeps what the visitor made anonymously: the anonymous owner key is read *before*
 ``login()`` (which rotates the session key) and handed to ``lab.owners.adopt``; a message says
 what was kept. After signing in the visitor goes to ``next`` only when it is on this site.
-Failed sign-ins are counted per (username, visitor): too many lock the pair out for a while
-(classroom.throttle).
+Failed sign-ins are counted per (username, visitor) and per visitor: too many lock the pair (or
+the visitor) out for a while (classroom.throttle).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from django.views.decorators.http import require_http_methods
 from classroom.forms_accounts import SignUpForm
 from classroom.models import Invitation, Membership
 from classroom.roles import LEARNER, ROLES, role_of, set_role
-from classroom.throttle import SIGN_IN, visitor
+from classroom.throttle import SIGN_IN, SIGN_IN_ANY_NAME, visitor
 from lab.owners import adopt, anonymous_key_before_login
 
 MAX_NEXT = 2000
@@ -76,7 +76,8 @@ def sign_in(request: HttpRequest) -> HttpResponse:
     form = AuthenticationForm(request, data=request.POST if request.method == "POST" else None)
     if request.method == "POST":
         who = ((request.POST.get("username") or "")[:150].lower(), visitor(request))
-        if SIGN_IN.locked(*who):   # the password is not even tried: a lockout must not confirm a guess
+        # Locked out: the password is not even tried (a lockout must not confirm a guess).
+        if SIGN_IN.locked(*who) or SIGN_IN_ANY_NAME.locked(who[1]):
             form = AuthenticationForm(request, initial={"username": request.POST.get("username", "")[:150]})
             return render(request, "classroom/login.html", _sign_in_context(
                 form, next_url, locked=SIGN_IN.minutes), status=429)
@@ -85,6 +86,7 @@ def sign_in(request: HttpRequest) -> HttpResponse:
             sign_in_and_adopt(request, form.get_user())
             return redirect(next_url)
         SIGN_IN.failed(*who)
+        SIGN_IN_ANY_NAME.failed(who[1])
         return render(request, "classroom/login.html", _sign_in_context(form, next_url), status=400)
     return render(request, "classroom/login.html", _sign_in_context(form, next_url))
 

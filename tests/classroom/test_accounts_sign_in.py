@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from pytest_django.fixtures import Settings
 
 from tests.classroom.accounts_helpers import PASSWORD, fast_passwords, fresh_counts, learner  # noqa: F401
 
@@ -99,3 +100,23 @@ def test_the_header_shows_who_is_signed_in(client: Client) -> None:
 def test_the_headers_links_on_the_sign_in_page_keep_its_next(client: Client) -> None:
     html = client.get("/accounts/login/?next=/join/ABCDEFGH/").content.decode()
     assert 'href="/accounts/signup/?next=/join/ABCDEFGH/" data-account-signup' in html
+
+
+def test_thirty_failures_over_many_names_lock_the_visitor_out(client: Client) -> None:
+    learner()
+    for i in range(30):
+        assert client.post("/accounts/login/", {"username": f"name{i}", "password": "wrong"}).status_code == 400
+    assert client.post("/accounts/login/", {"username": "lea", "password": PASSWORD}).status_code == 429
+    elsewhere = Client(REMOTE_ADDR="10.0.0.3")
+    assert elsewhere.post("/accounts/login/", {"username": "lea", "password": PASSWORD}).status_code == 302
+
+
+def test_behind_the_tls_proxy_the_visitor_is_the_address_the_proxy_forwarded(settings: Settings) -> None:
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    learner()
+    attacker = Client(HTTP_X_FORWARDED_FOR="1.2.3.4, 203.0.113.7")    # the first entry is made up by the client
+    for _ in range(5):
+        attacker.post("/accounts/login/", {"username": "lea", "password": "wrong"})
+    assert attacker.post("/accounts/login/", {"username": "lea", "password": PASSWORD}).status_code == 429
+    same_proxy = Client(HTTP_X_FORWARDED_FOR="198.51.100.2")
+    assert same_proxy.post("/accounts/login/", {"username": "lea", "password": PASSWORD}).status_code == 302
