@@ -20,7 +20,7 @@ TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_HASH)
 MO_FILES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/*.po))
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test install install-test messages migrate check chromium clean distclean
+.PHONY: help run test install install-test messages migrate check chromium services clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -29,7 +29,7 @@ run: install migrate ## serve the lab with Daphne on HOST:PORT (default 127.0.0.
 	@echo "Kafka Lab: open http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
 	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) lab.asgi:application
 
-test: install-test chromium ## run the whole test suite
+test: install-test chromium services ## run the whole test suite (on PostgreSQL; Redis and a Spark cluster where tests need them)
 	DJANGO_ALLOW_ASYNC_UNSAFE=true SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(VENV_PY) \
 		$(VENV_PY) -m pytest $(PYTEST_ARGS)
 
@@ -72,6 +72,14 @@ chromium: ## install Debian's chromium for the browser tests, if it is missing
 		$(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y chromium \
 		|| echo "chromium: apt-get could not install chromium: browser tests cannot run"; \
 	fi
+
+# The suite runs on a real PostgreSQL and Redis (lab/local_services.py): the machine's own on
+# 127.0.0.1:5432 and :6379 when they answer, otherwise private servers the test run starts (and
+# stops) in a temp dir; Debian's postgresql and redis-server are installed first if missing. This
+# target does that check (and any install) up front, so a fresh machine's set-up shows before the
+# tests start.
+services: install-test ## find PostgreSQL and Redis for the tests (installing Debian's packages if missing)
+	$(VENV_PY) -m lab.local_services
 
 clean: ## remove the local databases, collected static files, lab data and caches (keeps .venv/)
 	rm -rf db.sqlite3 test_db.sqlite3 staticfiles/ var/ .pytest_cache/ .hypothesis/ spark-warehouse/ metastore_db/ derby.log

@@ -31,6 +31,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -438,10 +439,10 @@ def _apt_install(package: str, what: str) -> None:
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    print(f"PostgreSQL: {postgres_url()}  ({postgres_server().describe()})")
-    print(f"Redis:      {redis_url()}  ({redis_server().describe()})")
-    print("(a database made for this run, dropped and any private server stopped as this command exits)")
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+    urls = postgres_url(), redis_url()
+    print(f"lab.local_services: {urls[0]} and {urls[1]} work (the database is dropped, and any "
+          "private server stopped, as this command exits)")
 
 
 if __name__ == "__main__":
