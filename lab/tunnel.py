@@ -222,7 +222,7 @@ class Relay:
         try:
             await self.send({"type": "websocket.close", "code": code})
         except Exception:  # noqa: BLE001 - the browser may be gone already
-            logger.debug("lab relay %s: close not sent", self.reply, exc_info=True)
+            logger.warning("lab relay %s: close (%d) not sent", self.reply, code, exc_info=True)
 
 
 # -- the owning side --------------------------------------------------------------------------------

@@ -38,7 +38,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-CLOSE_MOVED = 1012   # WebSocket "service restart": the page reconnects (static/js/lab-socket.js) and says hello
+# The session moved to another worker (its worker died, or was thought dead): the page reconnects
+# (static/js/lab-socket.js reconnects on any code outside 4000-4999) and gets a fresh `hello`.
+# Not 1012 ("service restart"): Daphne's autobahn sends only 1000 and 3000-4999.
+CLOSE_MOVED = 3012
 FORGET_EVERY_BEATS = 300   # how often a worker deletes long-dead workers' rows
 
 

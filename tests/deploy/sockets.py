@@ -1,6 +1,7 @@
 """What the multi-worker tests do over a socket: commands answered, frames gathered, snapshots."""
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.error
 import urllib.request
@@ -54,3 +55,17 @@ def frames(messages: list[dict[str, Any]], after: int) -> list[tuple[int, str]]:
     """The model-changing messages after frame `after`: (frame number, the message as JSON)."""
     return [(m["frame"], json.dumps(m, sort_keys=True)) for m in messages
             if m["type"] in ("events", "state") and m.get("frame", 0) > after]
+
+
+async def reconnect(base_url: str, session_id: str, cookie: str, attempts: int = 40) -> tuple[RawTab, dict[str, Any]]:
+    """Open a socket as the page does after a close: a refused handshake (the session's worker died
+    a moment ago, and nobody knows yet) is tried again, half a second later. The tab and its hello."""
+    for attempt in range(attempts):
+        try:
+            tab = await RawTab.open(base_url, session_id, cookie)
+            return tab, await tab.until("hello")
+        except ConnectionError:
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.5)
+    raise AssertionError("unreachable")
