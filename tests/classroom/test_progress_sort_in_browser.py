@@ -16,7 +16,7 @@ from classroom.models import Cohort
 from classroom.views_progress import progress_context
 from lessons import catalog
 from tests.classroom.progress_helpers import BEATS, LESSON
-from tests.e2e.conftest import browser, page  # noqa: F401 (the browser tests' fixtures)
+from tests.e2e.conftest import browser, page, shoot  # noqa: F401 (the browser tests' fixtures)
 
 pytestmark = pytest.mark.e2e
 
@@ -39,7 +39,7 @@ def _order(page) -> list[str]:
         "cells => cells.map(c => c.dataset.sortValue)")
 
 
-def test_a_heading_sorts_its_column_with_enter_and_space_and_says_so(page):  # noqa: F811
+def test_a_heading_sorts_its_column_with_enter_and_space_and_says_so(page, shoot):  # noqa: F811
     html = _page_html()
     page.goto("/lessons/")                  # the server's origin: the page's /static/ URLs resolve there
     page.set_content(html)
@@ -66,3 +66,4 @@ def test_a_heading_sorts_its_column_with_enter_and_space_and_says_so(page):  # n
     assert _order(page) == ["cat", "bob", "ann"]
     assert page.locator("[data-progress-table] tfoot tr[data-totals]").count() == 1
     assert page.errors == []
+    shoot("classroom-progress-table")
