@@ -27,6 +27,7 @@ from django.utils.translation import gettext as _
 from classroom import broadcast as service
 from classroom import playlists, pointer
 from classroom.broadcast_replay import fork, line_of_time, replay
+from classroom.lesson_beat import beat_of
 from classroom.models import Broadcast
 from lab import fairness
 from lab.consumers import LabConsumer, ProtocolError
@@ -34,7 +35,7 @@ from lab.fairness import Refused
 from lab.host import HostError
 from lab.owners import scope_owner
 from lab.registry import message, registry
-from lab.send_queue import TabQueue, transport_backlog
+from lab.send_queue import TabQueue, head_of, transport_backlog
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +51,8 @@ class WatchConsumer(LabConsumer):
     user_pk: int | None = None
     name = ""
     group: str | None = None
+    lesson_beat: dict[str, Any] | None = None
+    _beat_task: asyncio.Task | None = None
 
     async def connect(self) -> None:
         await self.accept()
@@ -84,9 +87,31 @@ class WatchConsumer(LabConsumer):
         await self.send(text_data=self._role_text())
         if self.live.pointer is not None:
             await self._reply(message("pointer", target=self.live.pointer))
+        await self._refresh_lesson_beat()
         await self._watchers_changed()
 
+    async def deliver(self, text: str) -> None:
+        """A frame of the session; a new line of time or a clock change may be a lesson's next beat."""
+        await super().deliver(text)
+        if head_of(text)[0] in ("hello", "clock") and (self._beat_task is None or self._beat_task.done()):
+            self._beat_task = asyncio.ensure_future(self._refresh_lesson_beat())
+
+    async def _refresh_lesson_beat(self) -> None:
+        """Send `lesson_beat` when the session is a lesson's and its beat changed."""
+        if self.live is None:
+            return
+        try:
+            beat = await database_sync_to_async(beat_of)(self.live.session_id)
+        except Exception:  # noqa: BLE001 - a missing lesson must not take the watcher down
+            logger.exception("watch socket: reading the lesson beat failed")
+            return
+        if beat is not None and beat != self.lesson_beat:
+            self.lesson_beat = beat
+            await self._reply(message("lesson_beat", **beat))
+
     async def disconnect(self, code: int) -> None:
+        if self._beat_task is not None:
+            self._beat_task.cancel()
         live = self.live
         await super().disconnect(code)
         if self.group is not None and self.channel_layer is not None:

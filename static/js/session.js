@@ -94,7 +94,7 @@ const socket = new LabSocket(root.dataset.wsUrl, {
 // 4408: this page fell too far behind a busy session's stream; LabSocket reconnects by itself.
 socket.onFellBehind = () => toast(gettext("This page fell behind the session's stream; reconnecting"), { kind: "info" });
 
-const BROADCAST_MESSAGES = new Set(["broadcast", "view", "forked", "watchers", "playlist_item"]);
+const BROADCAST_MESSAGES = new Set(["broadcast", "view", "forked", "watchers", "playlist_item", "lesson_beat"]);
 
 function onFrame(m) {
   const started = performance.now();

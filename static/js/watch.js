@@ -61,3 +61,12 @@ bar.querySelector("[data-fork]").addEventListener("click", () => {
   toast(gettext("Making your own copy of this session…"), { kind: "info" });
 });
 root.addEventListener("lab:forked", (event) => { location.assign(event.detail.url); });
+
+// A lesson's session: which lesson and beat the picture belongs to (`lesson_beat`).
+const lessonLine = bar.querySelector("[data-lesson-beat]");
+root.addEventListener("lab:lesson_beat", (event) => {
+  const m = event.detail;
+  lessonLine.hidden = false;
+  lessonLine.textContent = say(gettext("Lesson “%(title)s”, beat %(n)s of %(count)s: %(text)s"),
+                               { title: m.title, n: m.beat + 1, count: m.beats, text: m.question || m.text });
+});

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from channels.db import database_sync_to_async
 from pytest_django.fixtures import Settings
 
 from classroom.models import Broadcast
@@ -257,3 +258,31 @@ def test_the_pointer_reaches_every_watcher_and_a_bad_one_is_refused() -> None:
     assert out["replica"]["target"] == {"kind": "replica", "topic": "t", "partition": 1, "broker": 2}
     assert out["late"]["target"] == out["replica"]["target"]
     assert out["cleared"]["target"] is None
+
+
+def test_watchers_of_a_lessons_session_are_told_its_beat() -> None:
+    from lessons import catalog
+    from lessons.models import LessonProgress
+
+    teacher = account("teacher", instructor=True)
+    row = broadcast(teacher)
+    lesson = catalog.lessons()[0]
+    progress = LessonProgress.objects.create(owner=f"user:{teacher.pk}", slug=lesson.slug, session=row.session, beat=0)
+    teacher_cookie = cookie_of(teacher)
+
+    async def scenario() -> tuple[dict, dict]:
+        lab = await open_tab(lab_path(row), teacher_cookie)
+        watcher = await open_tab(watch_path(row), None)
+        first = await watcher.until("lesson_beat")
+        await database_sync_to_async(LessonProgress.objects.filter(pk=progress.pk).update)(beat=2)
+        await lab.send(type="clock", action="speed", speed=3)
+        second = await watcher.until("lesson_beat")
+        await lab.close()
+        await watcher.close()
+        return first, second
+
+    first, second = run_async(scenario)
+
+    assert first["slug"] == lesson.slug and first["beat"] == 0 and first["beats"] == len(lesson.beats)
+    assert first["title"] == lesson.title("en") and first["text"]
+    assert second["beat"] == 2
