@@ -64,10 +64,12 @@ def _parts_reachable() -> bool:
 if _parts_reachable():
     recover_interrupted_submissions()
 
-_sockets = AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+# What a worker runs for a request relayed to it (lab.tunnel): the same apps, after the origin check.
+_apps = {"http": django_asgi_app, "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns))}
+_http = PlacementRouter(django_asgi_app, _apps)
 application = StartsWorker(ProtocolTypeRouter(
     {
-        "http": StaticFilesHandler(django_asgi_app) if _serve_static else django_asgi_app,
-        "websocket": SameOriginValidator(PlacementRouter(_sockets)),
+        "http": StaticFilesHandler(_http) if _serve_static else _http,
+        "websocket": SameOriginValidator(PlacementRouter(_apps["websocket"], _apps)),
     }
-), _sockets)
+), _apps)

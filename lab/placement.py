@@ -86,3 +86,8 @@ def placed_on(name: str, session_ids: list[uuid.UUID]) -> set[uuid.UUID]:
 def release(session_id: uuid.UUID, me: str) -> None:
     """`me` dropped the session from memory: the next worker that needs it may claim it at once."""
     SessionPlacement.objects.filter(session_id=session_id, worker=me).delete()
+
+
+def owner_of(session_id: uuid.UUID) -> str | None:
+    """The worker a session is placed on (alive or not), without claiming it."""
+    return SessionPlacement.objects.filter(session_id=session_id).values_list("worker", flat=True).first()

@@ -49,7 +49,7 @@ SESSION_ROUTES = [re.compile(rf"^/?ws/lab/(?P<session_id>{_UUID})/$"),
                   re.compile(rf"^/?ws/lessons/[-a-zA-Z0-9_]+/(?P<session_id>{_UUID})/$")]
 WATCH_ROUTE = re.compile(r"^/?ws/watch/(?P<token>[^/]{1,200})/$")
 SCOPE_KEYS = ("type", "path", "raw_path", "root_path", "headers", "query_string", "client", "server",
-              "subprotocols", "scheme", "http_version", "asgi")
+              "subprotocols", "scheme", "http_version", "method", "asgi")
 ACCEPT_TIMEOUT_S = 15.0      # an owner that lives but never answers the handshake
 FULL_RETRY_S = 0.05          # a full channel: how soon to try again
 OWNER_GIVE_UP_S = 60.0       # an owner-side tab whose relay took nothing for this long is disconnected
@@ -99,38 +99,72 @@ def rebuilt_scope(data: dict[str, Any], relay_worker: str) -> dict[str, Any]:
 
 
 class PlacementRouter:
-    """ASGI middleware in front of the websocket routes (lab.asgi): with placement off it is a
-    pass-through; with it on, a socket whose session lives on another worker is relayed there."""
+    """ASGI middleware in front of the websocket routes and the HTTP app (lab.asgi): with placement
+    off it is a pass-through; with it on, a socket whose session lives on another worker is relayed
+    there, and so is an HTTP request that reads or changes a session's engine (its panels, its
+    model, the read API, reset, delete) — any worker answers any URL. `apps` is what an owner runs
+    for a relayed request, by scope type (this router's inner app is one of them)."""
 
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
+    def __init__(self, inner: Any, apps: dict[str, Any]) -> None:
+        self.inner, self.apps = inner, apps
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if not settings.KAFKA_LAB_PLACEMENT or scope["type"] != "websocket":
+        if not settings.KAFKA_LAB_PLACEMENT or scope["type"] not in ("websocket", "http"):
             return await self.inner(scope, receive, send)
-        worker = await workers.ensure_started(self.inner)
-        session_id = await session_of(scope.get("path", ""))
+        worker = await workers.ensure_started(self.apps)
+        path = scope.get("path", "")
+        if scope["type"] == "websocket":
+            session_id, claims = await session_of(path), True
+        else:
+            session_id, claims = http_session_of(path)
         if session_id is None:
             return await self.inner(scope, receive, send)
         for _ in range(2):   # the owner may die between the claim and the look-up of its channel: claim again
-            owner = await database_sync_to_async(placement.claim)(session_id, worker.name)
+            if claims:
+                owner = await database_sync_to_async(placement.claim)(session_id, worker.name)
+            else:
+                owner = await database_sync_to_async(placement.owner_of)(session_id)
             if owner is None or owner == worker.name:
                 return await self.inner(scope, receive, send)
             channel = await database_sync_to_async(placement.channel_of)(owner)
             if channel is not None:
                 return await Relay(worker, owner, channel, scope, receive, send).run()
-        await _refuse(receive, send)
+            if not claims:   # its owner is dead and nobody took it over: nothing runs it, answer here
+                return await self.inner(scope, receive, send)
+        await _refuse(scope, receive, send)
 
 
-async def _refuse(receive: Any, send: Any) -> None:
-    """No worker could take the session just now: refuse the handshake (the page retries)."""
+# HTTP paths that read or change a running session's engine (lab/urls_*.py): served by its owner.
+# The read API builds a session that runs nowhere (a Spark job may read a session nobody has open),
+# so it claims one like a socket does; the others follow a placement and never make one.
+HTTP_FOLLOWING = re.compile(rf"^/lab/(?P<session_id>{_UUID})/(?:reset|delete|model\.json|explore/.*)$")
+HTTP_CLAIMING = re.compile(rf"^/api/v1/sessions/(?P<session_id>{_UUID})/")
+
+
+def http_session_of(path: str) -> tuple[uuid.UUID | None, bool]:
+    """The session an HTTP path acts on, and whether serving it claims the session."""
+    match = HTTP_CLAIMING.match(path)
+    if match:
+        return uuid.UUID(match["session_id"]), True
+    match = HTTP_FOLLOWING.match(path)
+    return (uuid.UUID(match["session_id"]), False) if match else (None, False)
+
+
+async def _refuse(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """No worker could take the session just now: refuse (the page retries)."""
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": 503,
+                    "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"retry-after", b"3")]})
+        await send({"type": "http.response.body", "body": b"This lab session is moving to another worker: retry."})
+        return
     await receive()   # websocket.connect
     await send({"type": "websocket.close", "code": workers.CLOSE_MOVED})
 
 
 # -- the accepting side -----------------------------------------------------------------------------
 class Relay:
-    """A browser socket accepted here whose session lives on `owner`: raw events both ways."""
+    """A browser socket (or an HTTP request) accepted here whose session lives on `owner`: raw
+    events both ways, until the socket is gone (or the response has been sent)."""
 
     def __init__(self, worker: workers.Worker, owner: str, owner_channel: str, scope: dict[str, Any],
                  receive: Any, send: Any) -> None:
@@ -140,22 +174,26 @@ class Relay:
         self.reply = ""
         self.accepted = False
         self.closed = False
+        self.http = scope["type"] == "http"
         self._backlog = transport_backlog(send)
-        self._done = asyncio.Event()
+        self._finished = asyncio.Event()   # the browser's socket is gone, or the HTTP response sent
 
     async def run(self) -> None:
         self.reply = await self.layer.new_channel()
         self.worker.relays.add(self)
         outbound = asyncio.create_task(self._outbound())
         watchdog = asyncio.create_task(self._handshake_watchdog())
+        inbound = None
         try:
             await self._to_owner({"type": "tunnel.open", "tunnel": self.reply, "reply": self.reply,
                                   "relay_worker": self.worker.name, "scope": portable_scope(self.scope)})
-            await self._inbound()
+            inbound = asyncio.create_task(self._inbound())
+            await self._finished.wait()
         finally:
             self.worker.relays.discard(self)
-            outbound.cancel()
-            watchdog.cancel()
+            for task in (inbound, outbound, watchdog):
+                if task is not None:
+                    task.cancel()
 
     async def _inbound(self) -> None:
         """Browser → owner, until the browser's socket is gone."""
@@ -166,7 +204,8 @@ class Relay:
             except Exception:  # noqa: BLE001 - the layer away: the owner cannot be told; end this socket
                 logger.warning("lab relay %s: could not reach %s", self.reply, self.owner, exc_info=True)
                 await self._close(workers.CLOSE_MOVED)
-            if event["type"] == "websocket.disconnect":
+            if event["type"] in ("websocket.disconnect", "http.disconnect"):
+                self._finished.set()
                 return
 
     async def _to_owner(self, msg: dict[str, Any]) -> None:
@@ -194,11 +233,16 @@ class Relay:
                 await asyncio.sleep(0.02)
             if self.closed:
                 return
-            if event.get("type") == "websocket.accept":
+            kind = event.get("type")
+            if kind in ("websocket.accept", "http.response.start"):
                 self.accepted = True
-            elif event.get("type") == "websocket.close":
+            elif kind == "websocket.close":
                 self.closed = True
             await self.send(event)
+            if kind == "http.response.body" and not event.get("more_body", False):
+                self.closed = True
+                self._finished.set()
+                return
 
     async def _handshake_watchdog(self) -> None:
         await asyncio.sleep(ACCEPT_TIMEOUT_S)
@@ -220,6 +264,11 @@ class Relay:
             return
         self.closed = True
         try:
+            if self.http:
+                self._finished.set()
+                if not self.accepted:   # a response begun cannot be taken back; one not begun can say why
+                    await _refuse(self.scope, self.receive, self.send)
+                return
             await self.send({"type": "websocket.close", "code": code})
         except Exception:  # noqa: BLE001 - the browser may be gone already
             logger.warning("lab relay %s: close (%d) not sent", self.reply, code, exc_info=True)
@@ -263,16 +312,18 @@ class OwnerTab:
         self.layer = get_channel_layer()
         self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.transport = _LayerTransport()   # found by lab.send_queue.transport_backlog through `send`
+        self.http = scope.get("type") == "http"
         self._flusher: asyncio.Task | None = None
         self._ended = False
         self.task = asyncio.create_task(self._run(scope))
 
     async def _run(self, scope: dict[str, Any]) -> None:
         try:
-            await self.worker.app(scope, self.inbox.get, self.send)
+            await self.worker.apps[scope["type"]](scope, self.inbox.get, self.send)
         except Exception:  # noqa: BLE001 - as Daphne would: log it, close the browser's socket
             logger.exception("lab tunnel %s: its consumer failed", self.tunnel)
-            await self.send({"type": "websocket.close", "code": 1011})
+            if scope["type"] == "websocket":
+                await self.send({"type": "websocket.close", "code": 1011})
         finally:
             self._ended = True
             self.worker.tabs.pop(self.tunnel, None)
@@ -313,7 +364,7 @@ class OwnerTab:
     def relay_died(self) -> None:
         """The accepting worker is gone (or its channel stuck): the consumer sees its socket close."""
         if not self._ended:
-            self.received({"type": "websocket.disconnect", "code": 1006})
+            self.received({"type": "http.disconnect"} if self.http else {"type": "websocket.disconnect", "code": 1006})
 
 
 def dispatch(worker: workers.Worker, msg: dict[str, Any]) -> None:
@@ -324,6 +375,9 @@ def dispatch(worker: workers.Worker, msg: dict[str, Any]) -> None:
         return
     if kind == "tunnel.open":
         scope = rebuilt_scope(msg.get("scope") or {}, str(msg.get("relay_worker")))
+        if scope.get("type") not in worker.apps:
+            logger.warning("lab worker %s: a tunnel for a %r scope", worker.name, scope.get("type"))
+            return
         worker.tabs[tunnel] = OwnerTab(worker, tunnel, str(msg.get("reply")), str(msg.get("relay_worker")), scope)
     elif kind == "tunnel.event":
         tab = worker.tabs.get(tunnel)
@@ -338,13 +392,13 @@ class StartsWorker:
     probe, a page) starts this process's worker, so it beats and listens before any socket comes.
     A worker that cannot start (Redis away) is retried on the next call; the call goes on."""
 
-    def __init__(self, inner: Any, sockets_app: Any) -> None:
-        self.inner, self.sockets_app = inner, sockets_app
+    def __init__(self, inner: Any, apps: dict[str, Any]) -> None:
+        self.inner, self.apps = inner, apps
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if settings.KAFKA_LAB_PLACEMENT and scope["type"] != "lifespan" and workers.current() is None:
             try:
-                await workers.ensure_started(self.sockets_app)
+                await workers.ensure_started(self.apps)
             except Exception as exc:  # noqa: BLE001 - said once per try, in one line; /healthz says it too
                 logger.error("lab worker: could not start (%s)", str(exc).strip().splitlines()[0] if str(exc) else exc)
         return await self.inner(scope, receive, send)

@@ -55,7 +55,7 @@ class Worker:
         self.started_at = timezone.now()
         self.relays: set[Relay] = set()
         self.tabs: dict[str, OwnerTab] = {}
-        self.app: Any = None            # the ASGI app an owner-side tab runs (set by PlacementRouter)
+        self.apps: dict[str, Any] = {}  # the ASGI apps a relayed request runs here, by scope type (lab.asgi)
         self.last_beat_error: str | None = None
         self._tasks: list[asyncio.Task] = []
 
@@ -156,7 +156,7 @@ def worker_name() -> str:
     return settings.KAFKA_LAB_WORKER_NAME or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
 
 
-async def ensure_started(app: Any) -> Worker:
+async def ensure_started(apps: dict[str, Any]) -> Worker:
     """This process's worker, started on first use (on the server's event loop)."""
     global _worker, _starting
     if _worker is not None:
@@ -165,7 +165,7 @@ async def ensure_started(app: Any) -> Worker:
         return await asyncio.shield(_starting)
     _starting = asyncio.get_running_loop().create_future()
     worker = Worker(worker_name())
-    worker.app = app
+    worker.apps = apps
     try:
         await worker.start()
     except BaseException as exc:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +30,23 @@ async def _two_tabs_on_two_workers(a_url: str, b_url: str) -> dict[str, Any]:
     seen_a: list[dict[str, Any]] = []
     state_a = await snapshot(tab_a, seen_a)
     a_health, b_health = health(a_url), health(b_url)
+    # An HTTP request that reads the engine (the model, a panel) is answered on either worker.
+    models = [await asyncio.to_thread(_get_json, f"{url}/lab/{session_id}/model.json", visitor.cookie())
+              for url in (a_url, b_url)]
     tab_a.close()
     tab_b.close()
     return {"hello_a": hello_a, "hello_b": hello_b, "seen_a": seen_a, "seen_b": seen_b, "state_a": state_a,
-            "state_b": state_b, "a": a_health, "b": b_health}
+            "state_b": state_b, "a": a_health, "b": b_health,
+            "models": models}
+
+
+def _get_json(url: str, cookie: str) -> tuple[int, Any]:
+    request = urllib.request.Request(url, headers={"Cookie": cookie})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(errors="replace")
 
 
 def test_a_socket_on_another_worker_sees_the_same_frames_and_its_commands_run_on_the_owner(tmp_path: Path) -> None:
@@ -54,3 +70,7 @@ def test_a_socket_on_another_worker_sees_the_same_frames_and_its_commands_run_on
     assert result["state_a"]["model"] == result["state_b"]["model"]
     assert result["state_a"]["frame"] == result["state_b"]["frame"]
     assert [t["topic"] for t in topics] == ["t"]
+    # B has no engine for it, yet B's answer is A's: the request was relayed.
+    (status_a, model_a), (status_b, model_b) = result["models"]
+    assert (status_a, status_b) == (200, 200), result["models"]
+    assert model_a == model_b and [t["topic"] for t in model_b["topics"]] == ["t"]
