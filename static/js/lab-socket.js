@@ -14,6 +14,7 @@ export const PROTOCOL_VERSION = 2;
 const CLOSE_REASONS = {
   4403: () => gettext("this lab session belongs to another browser (or your browser's session cookie changed)"),
   4404: () => gettext("this lab session was deleted"),
+  4410: () => gettext("the instructor ended this broadcast"),
   4429: () => gettext("you have as many lab sessions open on this server as one visitor may: close the tab of one you are not using, then reload this page"),
   4503: () => gettext("the lab server is full (every session in memory is in use): try again in a minute"),
 };

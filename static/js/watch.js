@@ -25,6 +25,18 @@ socket.clock = (action, extra = {}) => {
   return clock(action, extra);
 };
 
+// The explorer's Segments and Messages panels read the session through views only its owner may
+// use: for anyone else they say so instead of failing (their tabs are hidden too: watch.html).
+if (page.role !== "instructor") {
+  const segments = lab().segmentView;
+  segments._load = async () => {
+    const note = document.createElement("p");
+    note.className = "muted";
+    note.textContent = gettext("This panel reads the instructor's own session: fork it to browse your copy.");
+    segments.panel.replaceChildren(note);
+  };
+}
+
 root.addEventListener("lab:broadcast", (event) => {
   const m = event.detail;
   const before = page.role;
@@ -42,7 +54,7 @@ root.addEventListener("lab:view", (event) => {
   page.viewing = m.step;
   lab().showView(m);
   viewingBar.hidden = false;
-  root.dataset.viewing = String(m.step);
+  root.dataset.viewingStep = String(m.step);
   bar.querySelector("[data-viewing-text]").textContent =
     say(gettext("Viewing step %(step)s — the session is live at step %(live)s"), { step: m.step, live: m.live_step });
 });
@@ -50,11 +62,11 @@ root.addEventListener("lab:view", (event) => {
 function follow() {
   page.viewing = null;
   viewingBar.hidden = true;
-  delete root.dataset.viewing;
+  delete root.dataset.viewingStep;
   lab().followLive();
 }
 bar.querySelector("[data-follow]").addEventListener("click", follow);
-root.addEventListener("lab:hello", () => { if (page.viewing !== null) { page.viewing = null; viewingBar.hidden = true; delete root.dataset.viewing; } });
+root.addEventListener("lab:hello", () => { if (page.viewing !== null) { page.viewing = null; viewingBar.hidden = true; delete root.dataset.viewingStep; } });
 
 bar.querySelector("[data-fork]").addEventListener("click", () => {
   socket.send({ type: "fork", ...(page.viewing !== null ? { step: page.viewing } : {}) });
