@@ -25,7 +25,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from classroom.access import cohorts_visible_to, learners_of
 from classroom.forms_accounts import CohortForm, JoinForm, code_is_well_formed, normalize_code
 from classroom.models import Cohort, Membership, new_code
-from classroom.roles import TEACH, forbidden, require_perm, role_of
+from classroom.roles import TEACH, forbidden, require_perm
 from classroom.throttle import JOIN_CODE, visitor
 
 NOT_TEACHING = gettext_lazy("Only instructors may do this: ask an admin to make your account an instructor.")
@@ -45,7 +45,7 @@ def _list_page(request: HttpRequest, cohort_form: CohortForm, join_form: JoinFor
     memberships = Membership.objects.filter(user=user).select_related("cohort")
     return render(request, "classroom/cohorts.html", {
         "teaching": teaching, "memberships": memberships, "may_teach": user.has_perm(TEACH),
-        "cohort_form": cohort_form, "join_form": join_form, "role": role_of(user)}, status=status)
+        "cohort_form": cohort_form, "join_form": join_form}, status=status)
 
 
 @require_POST
