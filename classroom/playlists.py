@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from engine.scenarios.runner import ScenarioError, builtin_names, load_scenario, validate
 from lab.limits import LimitExceeded, Limits
 from lab.host_types import MAX_SCENARIO_STEPS
@@ -28,15 +30,15 @@ class ItemError(ValueError):
 def checked_scenario(scenario: Any) -> dict:
     """An uploaded scenario, checked whole (ItemError says what is wrong)."""
     if not isinstance(scenario, dict):
-        raise ItemError("A scenario file holds one JSON object")
+        raise ItemError(_("A scenario file holds one JSON object"))
     if len(json.dumps(scenario)) > MAX_SCENARIO_BYTES:
-        raise ItemError(f"A scenario may be at most {MAX_SCENARIO_BYTES // 1024} KiB")
+        raise ItemError(_("A scenario may be at most %(kib)s KiB") % {"kib": MAX_SCENARIO_BYTES // 1024})
     try:
         validate(scenario)
     except ScenarioError as error:
-        raise ItemError(f"Not a valid scenario: {error}") from None
+        raise ItemError(_("Not a valid scenario: %(error)s") % {"error": error}) from None
     if len(scenario["steps"]) > MAX_SCENARIO_STEPS:
-        raise ItemError(f"A scenario has at most {MAX_SCENARIO_STEPS} steps")
+        raise ItemError(_("A scenario has at most %(max)s steps") % {"max": MAX_SCENARIO_STEPS})
     cluster = scenario.get("cluster") or {}
     try:
         Limits.from_settings().check_shape(cluster.get("brokers", 3), cluster.get("seed", 0),
@@ -48,24 +50,24 @@ def checked_scenario(scenario: Any) -> dict:
 
 def parse_upload(data: bytes) -> dict:
     if len(data) > MAX_SCENARIO_BYTES:
-        raise ItemError(f"A scenario may be at most {MAX_SCENARIO_BYTES // 1024} KiB")
+        raise ItemError(_("A scenario may be at most %(kib)s KiB") % {"kib": MAX_SCENARIO_BYTES // 1024})
     try:
         scenario = json.loads(data.decode("utf-8"), parse_constant=_not_a_number)
     except (UnicodeDecodeError, ValueError) as error:
-        raise ItemError(f"Not valid JSON: {error}") from None
+        raise ItemError(_("Not valid JSON: %(error)s") % {"error": error}) from None
     return checked_scenario(scenario)
 
 
 def new_item(title: str, notes: str, *, builtin: str = "", inline: dict | None = None) -> dict[str, Any]:
     title, notes = (title or "").strip(), (notes or "").strip()
     if len(title) > MAX_TITLE_CHARS:
-        raise ItemError(f"A title has at most {MAX_TITLE_CHARS} characters")
+        raise ItemError(_("A title has at most %(max)s characters") % {"max": MAX_TITLE_CHARS})
     if len(notes) > MAX_NOTES_CHARS:
-        raise ItemError(f"Notes have at most {MAX_NOTES_CHARS} characters")
+        raise ItemError(_("Notes have at most %(max)s characters") % {"max": MAX_NOTES_CHARS})
     if bool(builtin) == (inline is not None):
-        raise ItemError("Choose a built-in scenario or upload a scenario file (one of them)")
+        raise ItemError(_("Choose a built-in scenario or upload a scenario file (one of them)"))
     if builtin and builtin not in builtin_names():
-        raise ItemError(f"No built-in scenario {builtin!r}")
+        raise ItemError(_("No built-in scenario %(name)r") % {"name": builtin})
     if inline is not None:
         inline = checked_scenario(inline)
     name = builtin or str(inline.get("name") or "")
@@ -78,7 +80,7 @@ def scenario_of(item: dict[str, Any]) -> dict:
         return checked_scenario(item["inline"])
     name = item.get("scenario") or ""
     if name not in builtin_names():
-        raise ItemError(f"No built-in scenario {name!r}")
+        raise ItemError(_("No built-in scenario %(name)r") % {"name": name})
     try:
         return load_scenario(name)
     except ScenarioError as error:

@@ -80,3 +80,23 @@ def test_the_watch_page_is_read_only_and_never_holds_the_notes() -> None:
     assert signed_in(bob).get(f"/watch/{row.token}/").status_code == 403
     assert Client().get(f"/watch/{row.token}/").status_code == 302   # sign in first
     assert Client().get("/watch/no-such-token/").status_code == 404
+
+
+def test_live_now_lists_a_members_cohort_broadcasts_only() -> None:
+    from django.template import Context, Template
+    from django.test import RequestFactory
+
+    teacher, ann, bob = account("teacher", instructor=True), account("ann"), account("bob")
+    row = broadcast(teacher, link_open=False, cohort=cohort_of(teacher, ann))
+    ended = broadcast(teacher, cohort=row.cohort)
+    Broadcast.objects.filter(pk=ended.pk).update(ended="2026-01-01T00:00:00Z")
+    page = Template("{% load broadcast_tags %}{% live_broadcasts %}")
+
+    def shown(user) -> str:
+        request = RequestFactory().get("/")
+        request.user = user
+        return page.render(Context({"request": request}))
+
+    assert f"/watch/{row.token}/" in shown(ann) and "Live now: teacher" in shown(ann)
+    assert f"/watch/{ended.token}/" not in shown(ann)
+    assert "Live now" not in shown(bob)
