@@ -44,7 +44,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
     database = health.check_database()
     channel_layer = health.check_channel_layer()
     worker = _worker_status()
-    healthy = database == "ok" and not channel_layer.startswith("error") and worker.get("heartbeat", "ok") == "ok"
+    healthy = (database == "ok" and not channel_layer.startswith("error")
+               and worker.get("heartbeat", "ok") == "ok" and worker.get("listening", "ok") == "ok")
     body = {
         "status": "ok" if healthy else "error",
         "engine": "kafka-lab",

@@ -57,6 +57,7 @@ class Worker:
         self.tabs: dict[str, OwnerTab] = {}
         self.apps: dict[str, Any] = {}  # the ASGI apps a relayed request runs here, by scope type (lab.asgi)
         self.last_beat_error: str | None = None
+        self.listen_error: str | None = None
         self._tasks: list[asyncio.Task] = []
 
     async def start(self) -> None:
@@ -75,8 +76,9 @@ class Worker:
         """For /healthz: who this is and what crosses it."""
         from lab.registry import registry
         return {"name": self.name, "placement": True, "sessions": len(registry), "relays": len(self.relays),
-                "remote_tabs": len(self.tabs), "heartbeat": "ok" if self.last_beat_error is None
-                else f"error: {self.last_beat_error}"}
+                "remote_tabs": len(self.tabs),
+                "heartbeat": "ok" if self.last_beat_error is None else f"error: {self.last_beat_error}",
+                "listening": "ok" if self.listen_error is None else f"error: {self.listen_error}"}
 
     # -- the listener -----------------------------------------------------------------------------
     async def _listen(self) -> None:
@@ -87,10 +89,16 @@ class Worker:
                 msg = await layer.receive(self.channel)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - Redis away for a moment: try again, do not die
-                logger.warning("lab worker %s: could not read its channel", self.name, exc_info=True)
+            except Exception as exc:  # noqa: BLE001 - Redis away for a moment: try again, say it once
+                if self.listen_error is None:
+                    logger.error("lab worker %s: could not read its channel (the channel layer: %s)", self.name,
+                                 _one_line(exc))
+                self.listen_error = _one_line(exc)
                 await asyncio.sleep(1)
                 continue
+            if self.listen_error is not None:
+                logger.warning("lab worker %s: reading its channel again", self.name)
+                self.listen_error = None
             try:
                 tunnel.dispatch(self, msg)
             except Exception:  # noqa: BLE001 - one bad message must not stop the worker
@@ -117,9 +125,8 @@ class Worker:
 
     def _beat_failed(self, exc: Exception) -> None:
         if self.last_beat_error is None:
-            logger.error("lab worker %s: heartbeat not written (database: %s)", self.name,
-                         str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
-        self.last_beat_error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            logger.error("lab worker %s: heartbeat not written (the database: %s)", self.name, _one_line(exc))
+        self.last_beat_error = _one_line(exc)
 
     async def _check_others(self) -> None:
         from lab.registry import registry
@@ -141,6 +148,11 @@ class Worker:
         for task in self._tasks:
             task.cancel()
         await database_sync_to_async(placement.leave)(self.name)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0].strip() if text else type(exc).__name__
 
 
 _worker: Worker | None = None
