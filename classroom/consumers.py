@@ -202,8 +202,10 @@ class WatchConsumer(LabConsumer):
             chosen = next((t for t in self._watch_tabs() if t.user_pk == pk and not t.is_owner), None)
             if chosen is None:
                 raise ProtocolError(_("That learner is not watching now (only a signed-in watcher can take the controls)"))
-        await _set_controller(self.broadcast_id, pk)
         state = self.live.broadcast
+        if state is None or state.broadcast_id != self.broadcast_id:
+            raise HostError(_("This broadcast has ended"), "BROADCAST_ENDED")
+        await _set_controller(self.broadcast_id, pk)
         old = state.controller
         state.controller = user_key_of(pk) if pk is not None else None
         state.controller_name = chosen.name if chosen is not None else ""
