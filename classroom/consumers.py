@@ -373,6 +373,3 @@ def _fork(line: Any, owner: str, name: str, step: int, time_ms: int) -> Any:
         return None
     return fork(line, owner, name, step, time_ms)
 
-
-__all__ = ["WatchConsumer", "session_for_token"]
-session_for_token = service.session_for_token
