@@ -372,4 +372,3 @@ def _fork(line: Any, owner: str, name: str, step: int, time_ms: int) -> Any:
     if fairness.too_many_sessions_created(owner) is not None:
         return None
     return fork(line, owner, name, step, time_ms)
-
