@@ -2,7 +2,11 @@
 each), under the `classroom` namespace."""
 from __future__ import annotations
 
-from django.urls import include, path
+from django.urls import include, path, register_converter
+
+from classroom.converters import DatabaseId
+
+register_converter(DatabaseId, "id")  # before the route modules that use <id:…> are read
 
 app_name = "classroom"
 

@@ -8,10 +8,10 @@ from classroom import views_broadcast, views_playlists
 
 urlpatterns: list[URLPattern] = [
     path("broadcasts/", views_broadcast.broadcasts, name="broadcasts"),
-    path("broadcasts/<int:pk>/stop", views_broadcast.broadcast_stop, name="broadcast_stop"),
+    path("broadcasts/<id:pk>/stop", views_broadcast.broadcast_stop, name="broadcast_stop"),
     path("watch/", views_broadcast.watch_list, name="watch_list"),
     path("watch/<str:token>/", views_broadcast.watch, name="watch"),
     path("playlists/", views_playlists.playlist_list, name="playlists"),
-    path("playlists/<int:pk>/", views_playlists.playlist_edit, name="playlist"),
-    path("playlists/<int:pk>/change", views_playlists.playlist_change, name="playlist_change"),
+    path("playlists/<id:pk>/", views_playlists.playlist_edit, name="playlist"),
+    path("playlists/<id:pk>/change", views_playlists.playlist_change, name="playlist_change"),
 ]

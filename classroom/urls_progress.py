@@ -9,10 +9,10 @@ from django.urls import URLPattern, path
 from classroom import views_progress as views
 
 urlpatterns: list[URLPattern] = [
-    path("cohorts/<int:cohort_id>/progress/", views.cohort_progress, name="cohort_progress"),
-    path("cohorts/<int:cohort_id>/progress.csv", views.cohort_progress_csv, name="cohort_progress_csv"),
-    path("cohorts/<int:cohort_id>/learners/<int:user_id>/", views.cohort_learner, name="cohort_learner"),
-    path("cohorts/<int:cohort_id>/learners/<int:user_id>/submissions/<int:pk>/", views.cohort_submission,
+    path("cohorts/<id:cohort_id>/progress/", views.cohort_progress, name="cohort_progress"),
+    path("cohorts/<id:cohort_id>/progress.csv", views.cohort_progress_csv, name="cohort_progress_csv"),
+    path("cohorts/<id:cohort_id>/learners/<id:user_id>/", views.cohort_learner, name="cohort_learner"),
+    path("cohorts/<id:cohort_id>/learners/<id:user_id>/submissions/<id:pk>/", views.cohort_submission,
          name="cohort_submission"),
     path("me/progress/", views.my_progress, name="my_progress"),
 ]

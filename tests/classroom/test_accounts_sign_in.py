@@ -93,8 +93,9 @@ def test_the_header_shows_who_is_signed_in(client: Client) -> None:
     assert "data-account-login" in html and "data-account-signup" in html
     client.force_login(learner())
     html = client.get("/").content.decode()
-    assert 'data-account-name title="Your cohorts">lea</a>' in html
-    assert "data-account-login" not in html and "data-account-cohorts" not in html
+    assert 'data-account-name title="Your progress">lea</a>' in html        # the name leads to /me/progress/
+    assert 'href="/me/progress/" data-account-name' in html
+    assert "data-account-login" not in html and "data-account-cohorts>Cohorts</a>" in html  # the cohorts one is in
 
 
 def test_the_headers_links_on_the_sign_in_page_keep_its_next(client: Client) -> None:
