@@ -46,3 +46,19 @@ def test_ids_too_big_for_the_database_are_a_404() -> None:
     client = signed_in(teacher)
     for url in (f"/cohorts/{10**25}/", f"/broadcasts/{10**25}/stop", f"/playlists/{10**25}/"):
         assert client.get(url).status_code in (404, 405), url
+
+
+def test_an_instructor_reaches_the_broadcast_form_from_their_session_and_their_cohorts() -> None:
+    teacher, lea = account("teacher", instructor=True), account("lea")
+    from lab.models import LabSession
+    from lab.owners import user_key
+    mine = LabSession.objects.create(owner=user_key(teacher), name="demo")
+    theirs = LabSession.objects.create(owner=user_key(lea), name="lea's")
+    page = signed_in(teacher).get(f"/lab/{mine.id}/").content.decode()
+    assert f'href="/broadcasts/?session={mine.id}" data-link="broadcast"' in page
+    assert 'data-link="broadcast"' not in signed_in(lea).get(f"/lab/{theirs.id}/").content.decode()
+    form = signed_in(teacher).get(f"/broadcasts/?session={mine.id}").content.decode()
+    assert f'<option value="{mine.id}" selected>' in form
+    cohorts = signed_in(teacher).get("/cohorts/").content.decode()
+    assert 'data-link="broadcasts"' in cohorts and 'data-link="playlists"' in cohorts
+    assert 'data-link="broadcasts"' not in signed_in(lea).get("/cohorts/").content.decode()
