@@ -49,6 +49,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         raise pytest.UsageError(f"The suite runs on PostgreSQL and none could be had: {error}\n"
                                 "(KAFKA_LAB_TEST_DATABASE=sqlite runs it on SQLite instead)") from None
     os.environ["DATABASE_URL"] = url
+    # Connections closed after each request, as Django's default has them (the deployment keeps them
+    # open for a minute): a thread's connection kept from one test would outlive pytest-django's
+    # permission to touch the database into the next test, and hold the test DB open at teardown.
+    os.environ["KAFKA_LAB_DB_CONN_MAX_AGE_S"] = "0"
     # pytest-django drops its test database at the end; a run cut short (or a thread's connection
     # still open then) would leave it behind, so it goes at exit with the run's database too.
     postgres_server().created.append(f"test_{url.rsplit('/', 1)[1]}")

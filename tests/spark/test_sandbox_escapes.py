@@ -2,7 +2,7 @@
 and the grade report says which.
 
 One toy exercise (no Spark: the kernel starts in about a second) whose checks read the notebook's
-own account of each attempt: the server's database file, /proc/<server pid>/environ, the server's
+own account of each attempt: the server's database (its file, or its PostgreSQL server's port), /proc/<server pid>/environ, the server's
 environment (a canary secret), a socket to a port the server listens on and one to the internet
 (the read API of its own scenario must still answer), a fork bomb, a memory hog, then endless
 output (the last cell: it ends the run). An endless loop is a second, one-cell notebook.
@@ -56,6 +56,22 @@ QUESTIONS += [Question("secrets", "secrets", 1, ("secrets",), _no_secret),
               Question("forks", "forks", 1, ("forks",), _forks)]
 '''
 
+# How the notebook tries to reach the server's database: its file (SQLite) or its server's port
+# (PostgreSQL; the sandbox's own network has no route to it).
+READ_SQLITE = '''
+def read_database():
+    # The sandbox may hide the file (gone) or lay /dev/null over it (it opens, and is empty):
+    # either way the database's bytes must not come back.
+    head = open({path!r}, "rb").read(16)
+    if not head.startswith(b"SQLite format 3"):
+        raise PermissionError(f"not the database's bytes: {{head!r}}")
+    return head
+'''
+READ_POSTGRES = '''
+def read_database():
+    return socket.create_connection(({host!r}, {port}), timeout=3)
+'''
+
 ESCAPES = '''
 import json, mmap, os, signal, socket, time, urllib.request
 
@@ -65,14 +81,7 @@ def attempt(action):
     except BaseException as error:
         return "blocked:" + type(error).__name__
 
-def read_database():
-    # The sandbox may hide the file (gone) or lay /dev/null over it (it opens, and is empty):
-    # either way the database's bytes must not come back.
-    head = open({database!r}, "rb").read(16)
-    if not head.startswith(b"SQLite format 3"):
-        raise PermissionError(f"not the database's bytes: {{head!r}}")
-    return head
-
+{read_database}
 database = attempt(read_database)
 data_dir = attempt(lambda: open(os.path.join({data_dir!r}, "canary.txt")).read())
 server_environ = attempt(lambda: open("/proc/{server_pid}/environ", "rb").read())
@@ -128,11 +137,8 @@ def test_a_notebook_cannot_get_out_of_the_sandbox_and_the_report_says_so(toy: Ex
     data_dir.mkdir(parents=True, exist_ok=True)
     (data_dir / "canary.txt").write_text(CANARY)
     (data_dir / "canary.txt").chmod(0o644)               # readable by anyone: only the sandbox protects it
-    database = str(settings.DATABASES["default"]["NAME"])
-    with open(database, "rb") as outside:   # the attempt means something: out here, it is the database
-        assert outside.read(16).startswith(b"SQLite format 3")
     with socket.create_server(("127.0.0.1", 0)) as listener:
-        escapes = ESCAPES.format(database=database, data_dir=str(data_dir), server_pid=os.getpid(),
+        escapes = ESCAPES.format(read_database=_read_database(), data_dir=str(data_dir), server_pid=os.getpid(),
                                  canary=CANARY, outside_port=listener.getsockname()[1])
         started = time.monotonic()
         report = grade_notebook(notebook(escapes, FORK_BOMB, ENDLESS_OUTPUT), toy, cell_timeout=60,
@@ -145,6 +151,19 @@ def test_a_notebook_cannot_get_out_of_the_sandbox_and_the_report_says_so(toy: Ex
     assert "output" in report.error["headline"], text
     assert "sandbox" in report.lab and report.lab["sandbox"] != "none", report.to_dict()
     assert seconds < 60, f"the endless output was cut off after {seconds:.0f} s"
+
+
+def _read_database() -> str:
+    """The notebook's attempt at the server's database; out here, the same attempt must succeed
+    (so that its failure in the sandbox means something)."""
+    database = settings.DATABASES["default"]
+    if database["ENGINE"].endswith("sqlite3"):
+        with open(database["NAME"], "rb") as outside:
+            assert outside.read(16).startswith(b"SQLite format 3")
+        return READ_SQLITE.format(path=str(database["NAME"]))
+    host, port = database["HOST"] or "127.0.0.1", int(database["PORT"] or 5432)
+    socket.create_connection((host, port), timeout=3).close()
+    return READ_POSTGRES.format(host=host, port=port)
 
 
 def test_an_endless_loop_is_cut_off_and_leaves_no_process_behind(toy: Exercise) -> None:
