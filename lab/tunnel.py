@@ -179,7 +179,11 @@ class Relay:
         self._finished = asyncio.Event()   # the browser's socket is gone, or the HTTP response sent
 
     async def run(self) -> None:
-        self.reply = await self.layer.new_channel()
+        # A channel of its own in Redis, not a process-local one (new_channel()): channels_redis
+        # reads all of a process's local channels through one list into in-process buffers that
+        # drop their oldest message when full — a relay that stops reading would lose frames
+        # instead of making the owner's sends meet ChannelFull.
+        self.reply = f"labrelay.{uuid.uuid4().hex}"
         self.worker.relays.add(self)
         outbound = asyncio.create_task(self._outbound())
         watchdog = asyncio.create_task(self._handshake_watchdog())

@@ -48,8 +48,9 @@ def worker_env(work_dir: Path, database_url: str, redis_url: str, **overrides: s
 
 @contextmanager
 def running_workers(work_dir: Path, database_url: str, redis_url: str, count: int = 2,
-                    **overrides: str) -> Iterator[list[Worker]]:
-    """`count` Daphne workers on one database and one Redis; every one is stopped at the end."""
+                    each: list[dict[str, str]] | None = None, **overrides: str) -> Iterator[list[Worker]]:
+    """`count` Daphne workers on one database and one Redis; every one is stopped at the end.
+    `each[n]`: settings of worker n alone."""
     work_dir.mkdir(parents=True, exist_ok=True)
     shared = worker_env(work_dir, database_url, redis_url, **overrides)
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO_ROOT,
@@ -58,7 +59,8 @@ def running_workers(work_dir: Path, database_url: str, redis_url: str, count: in
     try:
         for n in range(count):
             name = f"w{n}-{secrets.token_hex(2)}"
-            env = {**shared, "KAFKA_LAB_WORKER_NAME": name, "KAFKA_LAB_DATA_DIR": str(work_dir / f"labs-{n}")}
+            env = {**shared, "KAFKA_LAB_WORKER_NAME": name, "KAFKA_LAB_DATA_DIR": str(work_dir / f"labs-{n}"),
+                   **(each[n] if each else {})}
             port = free_port()
             log_path = work_dir / f"daphne-{n}.log"
             with log_path.open("wb") as log:
