@@ -105,7 +105,8 @@ def report(figures: dict[str, Any]) -> str:
                      f"differing; {figures['watcher_rss_mb']} MB of server memory per watcher; server "
                      f"{figures['broadcast_server_cpu']} CPU, this client {figures['broadcast_client_cpu']} CPU")
         if figures.get("watchers_failed") or figures.get("watchers_behind_at_end"):
-            lines.append(f"    {figures['watchers_failed']} watchers could not open ({', '.join(figures['watcher_failures'])}), "
+            lines.append(f"    {figures['watchers_failed']} watchers could not open "
+                         f"({', '.join(figures['watcher_failures'])}), "
                          f"{figures['watchers_behind_at_end']} were behind at the end, closed: "
                          f"{figures['watcher_close_codes']}")
     if "watchers_1_worker" in figures:
@@ -115,8 +116,8 @@ def report(figures: dict[str, Any]) -> str:
                      f"shown another state, {figures['watcher_rss_mb_1_worker']} MB per watcher")
     for workers in ("1_worker", "4_workers"):
         if f"sessions_by_count_{workers}" in figures:
-            lines.append(f"  sessions on {workers.replace('_', ' ')}: {figures[f'sessions_{workers}']} under 100 ms p95 "
-                         "(p95 command latency, CPU shares):")
+            lines.append(f"  sessions on {workers.replace('_', ' ')}: {figures[f'sessions_{workers}']} "
+                         "under 100 ms p95 (p95 command latency, CPU shares):")
             for count, row in figures[f"sessions_by_count_{workers}"].items():
                 lines.append(f"    {count:>4}: {row['p95_ms']:>7.1f} ms  servers {row['server_cpu']:.2f} CPU, "
                              f"this client {row['client_cpu']:.2f} CPU")

@@ -1,11 +1,13 @@
 """The page's copy of the model, kept by a bench client the way static/js/lab-state.js keeps it.
 
 A `hello` brings the whole model (`apply_model`); a `state` brings it too, and every `events` frame
-brings patches, applied in order (`apply_frame`), and then the frame's step, time and seq: top-level sections replaced whole, partitions replaced one by
-one, each replica's records merged — drop what is held from `records_from` on, add the new ones,
-keep offsets in [log start, log end), keep the newest RECORDS_KEPT. `digest()` hashes what the page would show, section by
-section and partition by partition, so that two clients can be compared at the same frame without sending
-models around. Nothing here is computed from events: like the page, the bench trusts the patches.
+brings patches, applied in order, then the frame's own step, time and seq (`apply_frame`, as
+session.js does). Top-level sections are replaced whole, partitions one by one, and each
+replica's records merged: drop what is held from `records_from` on, add the new ones, keep
+offsets in [log start, log end), keep the newest RECORDS_KEPT. `digest()` hashes what the page
+would show, section by section and partition by partition, so that two clients can be compared
+at the same frame without sending models around, and a difference says where it is. Nothing
+here is computed from events: like the page, the bench trusts the patches.
 """
 from __future__ import annotations
 

@@ -30,6 +30,7 @@ from lab.bench_classroom_watch import ModelTab
 
 SESSION_LEVELS = (10, 20, 30, 40, 50, 60, 80, 100, 120, 150, 200, 250)
 RETRY_AFTER_S = 1.0
+OPEN_TIMEOUT_S = 5.0          # a socket relayed to a worker that just died may wait for its heartbeat to lapse
 MODEL_RECORDS_BUDGET = 6000   # lab.registry's, for a `state` (importing lab.registry needs Django's settings)
 FAILOVER_LIMIT_S = 30.0
 
@@ -145,8 +146,9 @@ async def _reconnect(p: Producer, servers: list[Server], workers: Workers) -> No
     server = live[p.reconnects % len(live)]
     tab = ModelTab(server, p.session_id, digest_every=1 << 30)
     try:
-        await tab.open()
+        await asyncio.wait_for(tab.open(), OPEN_TIMEOUT_S)
     except (ConnectionError, asyncio.TimeoutError, OSError):
+        await tab.close()
         await asyncio.sleep(0.2)
         tab.close_code = -1   # try again on the next round
     p.tab = tab

@@ -41,6 +41,7 @@ DIGEST_EVERY = 5
 LATE_SHARE = 0.1          # the share of watchers that join while the load runs
 OPEN_AT_ONCE = 20         # watcher sockets opened concurrently
 SETTLE_S = 1.5
+CATCH_UP_LIMIT_S = 20.0
 WATCH_PATH = "/ws/watch/{token}/"
 PAGE_PATH = "/watch/{token}/"
 _READ_PAGE = """() => {
@@ -155,18 +156,21 @@ async def broadcast_figures(workers: Workers, instructor: list[Server], watcher_
     await load
     wall = time.perf_counter() - wall_before
     server_cpu, client_cpu = (workers.cpu_s() - cpu_before) / wall, (time.process_time() - client_before) / wall
+    if teacher.close_code is not None:
+        await teacher.reopen()
     teacher.send(type="clock", action="pause")
     await asyncio.sleep(SETTLE_S)
     rss_after = workers.rss_mb()
+    caught_up = await _catch_up(teacher, clients)
     figures = _compare(teacher, clients)
     figures.update(await _check_pages(pages, teacher))
-    figures.update(watchers=len(clients) + (len(pages["pages"]) if pages else 0),
-                   watchers_failed=len(failed), watcher_failures=sorted(set(failed))[:4],
-                   watcher_rss_mb=round((rss_after - rss_before) / max(1, watchers), 3),
+    opened = len(clients) + (len(pages["pages"]) if pages else 0)
+    figures.update(watchers=opened, watchers_failed=len(failed), watcher_failures=sorted(set(failed))[:4],
+                   watcher_rss_mb=round((rss_after - rss_before) / max(1, opened), 3),
                    broadcast_frames=len(teacher.arrivals), broadcast_server_cpu=round(server_cpu, 2),
                    broadcast_client_cpu=round(client_cpu, 2), broadcast_seconds=seconds,
                    broadcast_workers=len(workers.alive()),
-                   instructor_socket_closes=[c for c in teacher.close_codes])
+                   instructor_socket_closes=[c for c in teacher.close_codes], watchers_catch_up_s=caught_up)
     for client in [teacher, *clients]:
         await client.close()
     await _close_pages(pages)
@@ -212,6 +216,17 @@ async def _demo(teacher: ModelTab, seconds: float) -> None:
             continue
         i += 1
         await asyncio.sleep(max(0.0, 0.2 - (time.perf_counter() - began)))
+
+
+async def _catch_up(teacher: ModelTab, clients: list[ModelTab]) -> float | None:
+    """Seconds until every open watcher has the instructor's last frame (None: not within
+    CATCH_UP_LIMIT_S): a late frame's lag counts too, and the last frames are compared."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < CATCH_UP_LIMIT_S:
+        if all(c.model.frame >= teacher.model.frame for c in clients if c.close_code is None):
+            return round(time.perf_counter() - start, 2)
+        await asyncio.sleep(0.1)
+    return None
 
 
 def _compare(teacher: ModelTab, clients: list[ModelTab]) -> dict[str, Any]:
@@ -272,7 +287,8 @@ async def _open_pages(servers: list[Server], token: str, count: int) -> dict[str
         await page.goto(server.base_url + PAGE_PATH.format(token=token))
         pages.append(page)
     for page in pages:
-        await page.wait_for_function("() => window.kafkaLab && window.kafkaLab.app && window.kafkaLab.app.view.frame >= 0",
+        await page.wait_for_function("() => window.kafkaLab && window.kafkaLab.app"
+                                     " && window.kafkaLab.app.view.frame >= 0",
                                      timeout=30_000)
     return {"playwright": playwright, "browser": browser, "pages": pages, "errors": errors}
 

@@ -54,7 +54,8 @@ def test_the_report_prints_each_figure_beside_its_target() -> None:
 def test_the_page_model_merges_a_replicas_records_as_the_page_does() -> None:
     model = PageModel()
     replica = {"log_start_offset": 0, "log_end_offset": 2, "records_from": 0, "records": [[0, "k", "a"], [1, "k", "b"]]}
-    model.apply_model({"step": 1, "partitions": {"t-0": {"topic": "t", "partition": 0, "replica_states": {"1": replica}}}}, 0)
+    partition = {"topic": "t", "partition": 0, "replica_states": {"1": replica}}
+    model.apply_model({"step": 1, "partitions": {"t-0": partition}}, 0)
     before = model.digest()
 
     # A truncation to offset 1 then a new record there: what was held from records_from on goes.
