@@ -88,6 +88,7 @@ class JournalWriter:
         self._queue: queue.SimpleQueue[_Write] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        self._flush_wanted = threading.Event()   # someone waits for the batch: commit it now
 
     def submit(self, write: _Write) -> None:
         """Queue a write: a LabCommand row to insert, a `_Position`, or any callable."""
@@ -103,13 +104,16 @@ class JournalWriter:
             return
         done = threading.Event()
         self._queue.put(done)
+        self._flush_wanted.set()   # no gathering wait for a batch somebody waits on (a durable ack)
         done.wait(timeout)
 
     def _run(self) -> None:
         while True:
             batch = [self._queue.get()]
             if not isinstance(batch[0], threading.Event):
-                time.sleep(BATCH_WAIT_S)  # let the writes of this moment gather: one commit for them all
+                # Let the writes of this moment gather: one commit for them all — unless a flush waits.
+                self._flush_wanted.wait(BATCH_WAIT_S)
+            self._flush_wanted.clear()
             while len(batch) < self.MAX_BATCH:
                 try:
                     batch.append(self._queue.get_nowait())
