@@ -54,8 +54,10 @@ def channel_of(name: str) -> str | None:
     return LabWorker.objects.filter(name=name, heartbeat_at__gte=_cutoff()).values_list("channel", flat=True).first()
 
 
-def alive_among(names: set[str]) -> set[str]:
-    return set(LabWorker.objects.filter(name__in=names, heartbeat_at__gte=_cutoff()).values_list("name", flat=True))
+def alive_channels(names: set[str]) -> dict[str, str]:
+    """The live ones of `names`, with their channels: a worker restarted under the same name has a
+    new channel, and whoever talked to the old one must not mistake it for the same worker."""
+    return dict(LabWorker.objects.filter(name__in=names, heartbeat_at__gte=_cutoff()).values_list("name", "channel"))
 
 
 def claim(session_id: uuid.UUID, me: str) -> str | None:

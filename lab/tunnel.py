@@ -12,7 +12,8 @@ database. The consumer's sends (websocket.accept / send / close) come back over 
 relay, which writes them to the browser. The consumer cannot tell.
 
 Messages on the layer (dicts, msgpack):
-  to a worker channel:   {"type": "tunnel.open", "tunnel": id, "reply": channel, "relay_worker": name, "scope": {...}}
+  to a worker channel:   {"type": "tunnel.open", "tunnel": id, "reply": channel, "relay_worker": name,
+                          "relay_worker_channel": its worker's channel, "scope": {...}}
                          {"type": "tunnel.event", "tunnel": id, "event": <an ASGI receive event>}
   to a relay's channel:  {"type": "tunnel.send", "event": <an ASGI send event>}
 
@@ -190,7 +191,8 @@ class Relay:
         inbound = None
         try:
             await self._to_owner({"type": "tunnel.open", "tunnel": self.reply, "reply": self.reply,
-                                  "relay_worker": self.worker.name, "scope": portable_scope(self.scope)})
+                                  "relay_worker": self.worker.name, "relay_worker_channel": self.worker.channel,
+                                  "scope": portable_scope(self.scope)})
             inbound = asyncio.create_task(self._inbound())
             await self._finished.wait()
         finally:
@@ -311,8 +313,9 @@ class OwnerTab:
     virtual ASGI instance fed from the layer."""
 
     def __init__(self, worker: workers.Worker, tunnel: str, reply: str, relay_worker: str,
-                 scope: dict[str, Any]) -> None:
+                 relay_worker_channel: str, scope: dict[str, Any]) -> None:
         self.worker, self.tunnel, self.reply, self.relay_worker = worker, tunnel, reply, relay_worker
+        self.relay_worker_channel = relay_worker_channel   # its incarnation: a restart gets a new one
         self.layer = get_channel_layer()
         self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.transport = _LayerTransport()   # found by lab.send_queue.transport_backlog through `send`
@@ -382,7 +385,8 @@ def dispatch(worker: workers.Worker, msg: dict[str, Any]) -> None:
         if scope.get("type") not in worker.apps:
             logger.warning("lab worker %s: a tunnel for a %r scope", worker.name, scope.get("type"))
             return
-        worker.tabs[tunnel] = OwnerTab(worker, tunnel, str(msg.get("reply")), str(msg.get("relay_worker")), scope)
+        worker.tabs[tunnel] = OwnerTab(worker, tunnel, str(msg.get("reply")), str(msg.get("relay_worker")),
+                                       str(msg.get("relay_worker_channel")), scope)
     elif kind == "tunnel.event":
         tab = worker.tabs.get(tunnel)
         if tab is not None:

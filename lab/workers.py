@@ -19,6 +19,7 @@ sessions, and should be taken over.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
 import secrets
@@ -131,10 +132,10 @@ class Worker:
     async def _check_others(self) -> None:
         from lab.registry import registry
         workers = {r.owner for r in self.relays} | {t.relay_worker for t in self.tabs.values()}
-        alive = await database_sync_to_async(placement.alive_among)(workers) if workers else set()
-        for relay in [r for r in self.relays if r.owner not in alive]:
+        alive = await database_sync_to_async(placement.alive_channels)(workers) if workers else {}
+        for relay in [r for r in self.relays if alive.get(r.owner) != r.owner_channel]:
             relay.owner_died()
-        for tab in [t for t in self.tabs.values() if t.relay_worker not in alive]:
+        for tab in [t for t in self.tabs.values() if alive.get(t.relay_worker) != t.relay_worker_channel]:
             tab.relay_died()
         served = [sid for sid in list(registry._live) if not registry._live[sid].closed]
         if served:
@@ -187,7 +188,18 @@ async def ensure_started(apps: dict[str, Any]) -> Worker:
         raise
     _worker = worker
     _starting.set_result(worker)
+    atexit.register(_leave_at_exit, worker.name)
     return worker
+
+
+def _leave_at_exit(name: str) -> None:
+    """A clean stop (SIGTERM, a restart): delete this worker's row, so the sessions it hosted move
+    at the next socket instead of after DEAD_AFTER. Acknowledged commands are in the journal
+    already (durable acks); a crash skips this and the heartbeat's silence does the same, later."""
+    try:
+        placement.leave(name)
+    except Exception as exc:  # noqa: BLE001 - at exit: say it, do not raise
+        logger.warning("lab worker %s: row not deleted at exit (%s)", name, _one_line(exc))
 
 
 async def released(session_id: uuid.UUID) -> None:
