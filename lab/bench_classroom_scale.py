@@ -4,7 +4,8 @@
   workers: each session live at 1× with a tab producing a record every 200 ms, its tab on the
   workers' ports round robin (a session's engine lives on one worker; a tab that reached another
   is tunnelled to it). The counts are searched the same way for 1 and for 4 workers: the levels in
-  order, up to the first whose command → ack p95 is 100 ms or more.
+  order, up to the first whose command → ack p95 is 100 ms or more twice running (a level missed
+  is measured once more: other jobs share the machine's cores).
 - failover: sessions spread over the workers, each producing a record every 200 ms; one worker is
   `kill -9`ed. Each session's client keeps asking — a socket closed or a command unanswered within
   RETRY_AFTER_S, it reconnects to a live worker and asks again — and `failover_s` is how long
@@ -42,12 +43,16 @@ async def active_sessions_on(workers: Workers, servers: list[Server], levels: tu
     for level in levels:
         while len(tabs) < level:
             tabs.append(await _live_tab(servers[len(tabs) % len(servers)], f"active-{len(tabs)}"))
-        cpu_before, client_before, wall_before = workers.cpu_s(), time.process_time(), time.perf_counter()
-        latencies = await _produce_steadily(tabs, seconds)
-        wall = time.perf_counter() - wall_before
-        p95 = _p95(latencies)
-        table[level] = {"p95_ms": round(p95, 1), "server_cpu": round((workers.cpu_s() - cpu_before) / wall, 2),
-                        "client_cpu": round((time.process_time() - client_before) / wall, 2)}
+        for attempt in range(2):   # a level missed is measured once more: the machine is shared
+            cpu_before, client_before, wall_before = workers.cpu_s(), time.process_time(), time.perf_counter()
+            latencies = await _produce_steadily(tabs, seconds)
+            wall = time.perf_counter() - wall_before
+            p95 = _p95(latencies)
+            table[level] = {"p95_ms": round(p95, 1), "server_cpu": round((workers.cpu_s() - cpu_before) / wall, 2),
+                            "client_cpu": round((time.process_time() - client_before) / wall, 2),
+                            "attempts": attempt + 1}
+            if p95 < 100:
+                break
         if p95 >= 100:
             break
         best = level
