@@ -100,7 +100,9 @@ def report(figures: dict[str, Any]) -> str:
         lines.append(f"  broadcast: {figures['watchers']} watchers ({figures['browser_watchers']} Chromium pages, "
                      f"{figures['browser_watchers_wrong']} not at the instructor's step at the end), "
                      f"{figures['broadcast_frames']} frames in {figures['broadcast_seconds']:g} s; lag p50 "
-                     f"{figures['watcher_lag_p50_ms']} ms, max {figures['watcher_lag_max_ms']} ms; "
+                     f"{figures['watcher_lag_p50_ms']} ms, max {figures['watcher_lag_max_ms']} ms "
+                     f"(p95 on the session's worker {figures.get('watcher_lag_p95_ms_on_owner')} ms, tunnelled from "
+                     f"the others {figures.get('watcher_lag_p95_ms_tunnelled')} ms); "
                      f"{figures['watcher_frames_compared']} frames compared, {figures['watcher_frames_differing']} "
                      f"differing; {figures['watcher_rss_mb']} MB of server memory per watcher; server "
                      f"{figures['broadcast_server_cpu']} CPU, this client {figures['broadcast_client_cpu']} CPU")

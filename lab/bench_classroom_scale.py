@@ -97,7 +97,8 @@ async def failover_figures(workers: Workers, servers: list[Server], database_url
     killed_at: list[float] = []
     loops = [asyncio.ensure_future(_produce(p, servers, workers, victim, stop, killed_at)) for p in producers]
     await asyncio.sleep(3.0)
-    victims = await asyncio.to_thread(_placed_on, database_url, f"w{victim}", [p.session_id for p in producers])
+    placed = await asyncio.to_thread(workers.placement, [p.session_id for p in producers])
+    victims = {session_id for session_id, index in placed.items() if index == victim}
     killed_at.append(time.perf_counter())
     workers.kill(victim)
     deadline = killed_at[0] + FAILOVER_LIMIT_S
@@ -157,15 +158,6 @@ async def _reconnect(p: Producer, servers: list[Server], workers: Workers) -> No
         await asyncio.sleep(0.2)
         tab.close_code = -1   # try again on the next round
     p.tab = tab
-
-
-def _placed_on(database_url: str, worker: str, session_ids: list[str]) -> set[str]:
-    import psycopg
-    with psycopg.connect(database_url) as connection:
-        rows = connection.execute("SELECT session_id FROM lab_sessionplacement WHERE worker = %s",
-                                  (worker,)).fetchall()
-    placed = {str(row[0]) for row in rows}
-    return placed & set(session_ids)
 
 
 # -- identity ------------------------------------------------------------------------------------

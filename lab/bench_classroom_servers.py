@@ -125,6 +125,16 @@ class Workers:
     def cpu_s(self) -> float:
         return sum(w.cpu_s() for w in self.alive())
 
+    def placement(self, session_ids: list[str]) -> dict[str, int]:
+        """Which worker (its index) hosts each of these sessions' engines now (lab_sessionplacement;
+        a session not placed yet is left out)."""
+        import psycopg
+        with psycopg.connect(self.env["DATABASE_URL"]) as connection:
+            rows = connection.execute("SELECT session_id, worker FROM lab_sessionplacement").fetchall()
+        wanted = set(session_ids)
+        return {str(sid): int(worker.removeprefix("w")) for sid, worker in rows
+                if str(sid) in wanted and worker.removeprefix("w").isdigit()}
+
     def kill(self, index: int) -> None:
         """`kill -9`: no goodbye to Redis, no last journal flush."""
         worker = self.workers[index]
@@ -164,6 +174,7 @@ def running_workers(count: int, *, database_url: str | None, redis: str | None,
             port = free_port()
             log_path = work / f"worker-{index}.log"
             logs.append(open(log_path, "wb"))
+            # Named w<index>: lab_sessionplacement then says which of these ports hosts a session.
             worker_env_i = dict(env, KAFKA_LAB_DATA_DIR=str(work / f"labs-{index}"), KAFKA_LAB_WORKER_NAME=f"w{index}")
             proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
                                      "lab.asgi:application"], cwd=REPO_ROOT, env=worker_env_i,

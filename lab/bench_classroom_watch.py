@@ -162,7 +162,14 @@ async def broadcast_figures(workers: Workers, instructor: list[Server], watcher_
     await asyncio.sleep(SETTLE_S)
     rss_after = workers.rss_mb()
     caught_up = await _catch_up(teacher, clients)
+    owner = (await asyncio.to_thread(workers.placement, [teacher.session_id])).get(teacher.session_id)
     figures = _compare(teacher, clients)
+    if owner is not None and len(workers.workers) > 1:   # the lag of watchers on the session's worker, and the others'
+        home = workers.workers[owner].base_url
+        direct = _compare(teacher, [c for c in clients if c.server.base_url == home])
+        tunnelled = _compare(teacher, [c for c in clients if c.server.base_url != home])
+        figures.update(watcher_lag_p95_ms_on_owner=direct["watcher_lag_p95_ms"],
+                       watcher_lag_p95_ms_tunnelled=tunnelled["watcher_lag_p95_ms"])
     figures.update(await _check_pages(pages, teacher))
     opened = len(clients) + (len(pages["pages"]) if pages else 0)
     figures.update(watchers=opened, watchers_failed=len(failed), watcher_failures=sorted(set(failed))[:4],
