@@ -67,3 +67,26 @@ def test_the_page_model_merges_a_replicas_records_as_the_page_does() -> None:
     assert records == {0: ["k", "a"], 1: ["k", "c"]}
     assert model.frame == 1 and model.step == 2      # the frame's own step, as session.js keeps it
     assert model.digest()["partition t-0"] != before["partition t-0"]
+
+
+def test_a_watcher_shown_another_state_is_counted_once() -> None:
+    from lab.bench_classroom_watch import ModelTab, _compare
+
+    def frame(number: int, hw: int) -> bytes:
+        partition = {"topic": "t", "partition": 0, "high_watermark": hw, "replica_states": {}}
+        return json.dumps({"v": 2, "type": "events", "frame": number, "step": number, "time_ms": number, "seq": number,
+                           "patches": [{"partitions": {"t-0": partition}}], "events": [], "coalesced": 0}).encode()
+    hello = json.dumps({"v": 2, "type": "hello", "frame": 0, "model": {"step": 0, "partitions": {}}}).encode()
+    teacher, faithful, misled = (ModelTab(None, "", digest_every=1) for _ in range(3))
+    for tab in (teacher, faithful, misled):
+        tab._received(hello)
+    for number in (1, 2, 3):
+        teacher._received(frame(number, number))
+        faithful._received(frame(number, number))
+        misled._received(frame(number, 7 if number == 2 else number))   # one patch that differs
+
+    figures = _compare(teacher, [faithful, misled])
+
+    assert figures["watcher_state_mismatches"] == 1
+    assert figures["watcher_frames_differing"] == 1      # frame 2 only: frame 3's patch set the partition again
+    assert figures["watcher_differences"] == ["frame 2: partition t-0"]
