@@ -877,6 +877,10 @@ class Registry:
     def __len__(self) -> int:
         return len(self._live)
 
+    def session_ids(self) -> list[uuid.UUID]:
+        """The sessions this process serves now (lab.workers checks they are still placed here)."""
+        return [sid for sid, live in self._live.items() if not live.closed]
+
     async def attach(self, session_id: uuid.UUID, tab: Tab, visitor: str | None = None) -> LiveSession:
         """The session's LiveSession (built from the DB if this process has none), watched by one
         more tab. Raises lab.fairness.Refused when there is no room for it."""

@@ -322,6 +322,7 @@ class OwnerTab:
         self.http = scope.get("type") == "http"
         self._flusher: asyncio.Task | None = None
         self._ended = False
+        self.gone = False   # the browser's socket is gone: what waits for it is dropped, not retried
         self.task = asyncio.create_task(self._run(scope))
 
     async def _run(self, scope: dict[str, Any]) -> None:
@@ -336,6 +337,8 @@ class OwnerTab:
             self.worker.tabs.pop(self.tunnel, None)
 
     def received(self, event: dict[str, Any]) -> None:
+        if event.get("type") in ("websocket.disconnect", "http.disconnect"):
+            self.gone = True
         self.inbox.put_nowait(event)
 
     async def send(self, event: dict[str, Any]) -> None:
@@ -347,6 +350,10 @@ class OwnerTab:
     async def _flush(self) -> None:
         full_since: float | None = None
         while self.transport.waiting:
+            if self.gone:
+                self.transport.waiting.clear()
+                self.transport._tempDataLen = 0
+                return
             event = self.transport.waiting[0]
             try:
                 await self.layer.send(self.reply, {"type": "tunnel.send", "event": event})

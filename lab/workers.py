@@ -137,7 +137,7 @@ class Worker:
             relay.owner_died()
         for tab in [t for t in self.tabs.values() if alive.get(t.relay_worker) != t.relay_worker_channel]:
             tab.relay_died()
-        served = [sid for sid in list(registry._live) if not registry._live[sid].closed]
+        served = registry.session_ids()
         if served:
             mine = await database_sync_to_async(placement.placed_on)(self.name, served)
             for session_id in set(served) - mine:
