@@ -15,7 +15,8 @@ over the workers' ports round robin, as a front proxy would.
 - Sessions (lab/bench_classroom_scale.py): `sessions_1_worker` and `sessions_4_workers`, the most
   sessions live at 1× with a record every 200 ms each whose command → ack p95 stays under 100 ms,
   searched the same way (the same levels, the same database and Redis kinds) on one worker and on
-  four; `command_p95_ms` is the p95 at the four workers' figure.
+  four; `command_p95_ms` is the p95 at the four workers' figure. `sessions_1_process_sqlite` is
+  lab.bench's own one-process set-up (SQLite, no Redis, no placement) searched the same way.
 - Failover: four workers, sessions producing, one worker `kill -9`ed: `failover_s`, until every
   session it held answered a command again through another worker; each checked identical to a
   replay of its database log at the same step, with every acknowledged record in that log.
@@ -35,6 +36,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from lab.bench import running_server
 from lab.bench_classroom_scale import SESSION_LEVELS, active_sessions_on, failover_figures
 from lab.bench_classroom_servers import fresh_database, instructor_cookies, redis_url, running_workers
 from lab.bench_classroom_watch import broadcast_figures
@@ -42,6 +44,8 @@ from lab.bench_classroom_watch import broadcast_figures
 TARGETS = {"watcher_lag_p95_ms": ("<", 250), "watcher_state_mismatches": ("==", 0),
            "sessions_4_workers": (">=", 200), "command_p95_ms": ("<", 100), "failover_s": ("<=", 5)}
 WORKERS = 4
+SESSION_SETS = {"1_process_sqlite": "1 process as lab.bench runs it (SQLite, no Redis, no placement)",
+                "1_worker": "1 worker", "4_workers": "4 workers"}
 # The broadcast measured on one worker too (no tunnel between a watcher and the session's engine).
 ONE_WORKER_BROADCAST = ("watchers", "watcher_lag_p95_ms", "watcher_state_mismatches", "watcher_rss_mb",
                         "watchers_failed")
@@ -67,17 +71,22 @@ async def measure(sizes: Sizes) -> dict[str, Any]:
         jar, _ = await asyncio.to_thread(instructor_cookies, one)
         alone = await broadcast_figures(one, one.visitor(jar), one.visitor(), sizes.watchers, sizes.broadcast_s, 0)
         figures.update({f"{key}_1_worker": alone[key] for key in ONE_WORKER_BROADCAST})
-        found = await active_sessions_on(one, one.visitor(), sizes.levels, sizes.level_s)
+        found = await active_sessions_on(one.cpu_s, one.visitor(), sizes.levels, sizes.level_s)
         figures.update(sessions_1_worker=found["sessions"], sessions_by_count_1_worker=found["by_count"])
     with fresh_database() as database, running_workers(WORKERS, database_url=database, redis=redis_url()) as four:
         jar, _ = await asyncio.to_thread(instructor_cookies, four)
         figures.update(await broadcast_figures(four, four.visitor(jar), four.visitor(), sizes.watchers,
                                                sizes.broadcast_s, sizes.browsers))
-        found = await active_sessions_on(four, four.visitor(), sizes.levels, sizes.level_s)
+        found = await active_sessions_on(four.cpu_s, four.visitor(), sizes.levels, sizes.level_s)
         figures.update(sessions_4_workers=found["sessions"], sessions_by_count_4_workers=found["by_count"])
         at = found["sessions"] or min(found["by_count"])
         figures["command_p95_ms"] = found["by_count"][at]["p95_ms"]
         figures.update(await failover_figures(four, four.visitor(), database, sizes.failover_sessions))
+    # lab.bench's own one-process figure, searched the same way: SQLite, the in-memory layer, no placement.
+    with running_server() as server:
+        found = await active_sessions_on(server.cpu_s, [server], sizes.levels, sizes.level_s)
+        figures.update(sessions_1_process_sqlite=found["sessions"],
+                       sessions_by_count_1_process_sqlite=found["by_count"])
     figures.update(workers=WORKERS, redis=redis.rsplit("/", 1)[0], cpus=os.cpu_count(),
                    load_average=round(os.getloadavg()[0], 2))
     return figures
@@ -116,9 +125,9 @@ def report(figures: dict[str, Any]) -> str:
                      f"({figures['watchers_failed_1_worker']} could not open), lag p95 "
                      f"{figures['watcher_lag_p95_ms_1_worker']} ms, {figures['watcher_state_mismatches_1_worker']} "
                      f"shown another state, {figures['watcher_rss_mb_1_worker']} MB per watcher")
-    for workers in ("1_worker", "4_workers"):
+    for workers, label in SESSION_SETS.items():
         if f"sessions_by_count_{workers}" in figures:
-            lines.append(f"  sessions on {workers.replace('_', ' ')}: {figures[f'sessions_{workers}']} "
+            lines.append(f"  sessions on {label}: {figures[f'sessions_{workers}']} "
                          "under 100 ms p95 (p95 command latency, CPU shares):")
             for count, row in figures[f"sessions_by_count_{workers}"].items():
                 lines.append(f"    {count:>4}: {row['p95_ms']:>7.1f} ms  servers {row['server_cpu']:.2f} CPU, "

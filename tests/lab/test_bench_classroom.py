@@ -28,8 +28,9 @@ def test_the_classroom_bench_reports_every_figure_as_json() -> None:
     assert figures["watcher_state_mismatches"] == 0, figures["watcher_differences"]
     assert figures["browser_watchers"] == 1 and figures["browser_watchers_wrong"] == 0
     assert figures["watchers_1_worker"] == 4 and figures["watcher_state_mismatches_1_worker"] == 0
-    # The sessions' search ran on both, at the same levels.
-    assert figures["sessions_by_count_1_worker"].keys() == figures["sessions_by_count_4_workers"].keys()
+    # The sessions' search ran on each set-up, at the same levels.
+    assert (figures["sessions_by_count_1_worker"].keys() == figures["sessions_by_count_4_workers"].keys()
+            == figures["sessions_by_count_1_process_sqlite"].keys())
     assert figures["command_p95_ms"] > 0
     # The killed worker's sessions came back, identical to a replay of their log, nothing acknowledged lost.
     assert figures["failover_sessions_not_back"] == 0 and figures["failover_s"] > 0
