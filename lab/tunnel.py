@@ -38,6 +38,7 @@ from channels.db import database_sync_to_async
 from channels.exceptions import ChannelFull
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.utils.translation import gettext
 
 from lab import placement, workers
 from lab.send_queue import CLOSE_TOO_SLOW, WRITE_WATER_BYTES, TabLimits, transport_backlog
@@ -156,7 +157,8 @@ async def _refuse(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] == "http":
         await send({"type": "http.response.start", "status": 503,
                     "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"retry-after", b"3")]})
-        await send({"type": "http.response.body", "body": b"This lab session is moving to another worker: retry."})
+        text = gettext("This lab session is moving to another server process: try again in a moment.")
+        await send({"type": "http.response.body", "body": text.encode()})
         return
     await receive()   # websocket.connect
     await send({"type": "websocket.close", "code": workers.CLOSE_MOVED})
