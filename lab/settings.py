@@ -192,6 +192,10 @@ if REDIS_URL:
                        "expiry": 60},
         }
     }
+    # The cache holds counts every worker must share: failed sign-ins and join-code guesses
+    # (classroom.throttle); in one process's memory each worker would allow its own share.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                          "KEY_PREFIX": "kafka-lab", "TIMEOUT": 3600}}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 # Placement (lab.workers, lab.placement, lab.tunnel): on with a shared layer, off with the in-memory one.

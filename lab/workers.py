@@ -165,8 +165,16 @@ def current() -> Worker | None:
     return _worker
 
 
+_name: str | None = None
+
+
 def worker_name() -> str:
-    return settings.KAFKA_LAB_WORKER_NAME or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
+    """This process's name, the same for its whole life: its heartbeat row's key, and what a
+    notebook being graded here records as its grader (spark_exercises.startup)."""
+    global _name
+    if _name is None:
+        _name = settings.KAFKA_LAB_WORKER_NAME or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
+    return _name
 
 
 async def ensure_started(apps: dict[str, Any]) -> Worker:

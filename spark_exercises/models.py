@@ -45,6 +45,8 @@ class Submission(models.Model):
                                  help_text="[{id, title, points, max_points, ok, feedback}] per question")
     report = models.TextField(blank=True, help_text="the text report, last line score: X/Y")
     error = models.TextField(blank=True, help_text="the notebook's error, or why it could not be graded")
+    grader = models.CharField(max_length=100, blank=True, default="",
+                              help_text="the server process grading it (lab.workers.worker_name), while running")
     submitted_at = models.DateTimeField(default=timezone.now, db_index=True)
     graded_at = models.DateTimeField(null=True, blank=True)
 

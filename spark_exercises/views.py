@@ -39,6 +39,7 @@ from spark_exercises.grader import GradeError, grade_notebook, sandbox
 from spark_exercises.grader.exercises import (PUBLIC_FILES, Exercise, ExerciseError, exercise_of, find_exercise,
                                               list_exercises)
 from lab.owners import submission_visitor
+from lab.workers import worker_name
 from spark_exercises.models import Submission
 
 MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024
@@ -225,10 +226,16 @@ def gradebook_csv(request: HttpRequest) -> HttpResponse:
 
 
 def grade_submission(pk: int) -> None:
-    """Grade a queued submission and record the report (GradingQueue runs it)."""
+    """Grade a queued submission and record the report (GradingQueue runs it).
+
+    The submission is claimed first (queued → running, in one UPDATE, naming this process as its
+    grader): with several workers, each queues the submissions left queued when it starts, and
+    only the first to claim one grades it."""
+    if not Submission.objects.filter(pk=pk, status=Submission.QUEUED).update(
+            status=Submission.RUNNING, grader=worker_name()):
+        log.info("grading submission %s: already claimed by another worker (or gone)", pk)
+        return
     submission = Submission.objects.get(pk=pk)
-    submission.status = Submission.RUNNING
-    submission.save(update_fields=["status"])
     try:
         report = grade_notebook(nbformat.reads(submission.notebook, as_version=4), submission.exercise,
                                 cell_timeout=settings.SPARK_EXERCISES_CELL_TIMEOUT_S,

@@ -19,7 +19,7 @@ print(json.dumps({"engine": db["ENGINE"], "name": str(db["NAME"]), "host": db.ge
                   "user": db.get("USER"), "options": db.get("OPTIONS", {}), "layer": settings.CHANNEL_LAYERS["default"],
                   "placement": settings.KAFKA_LAB_PLACEMENT, "durable_acks": settings.KAFKA_LAB_DURABLE_ACKS,
                   "redis_url": settings.REDIS_URL, "secret_key": settings.SECRET_KEY,
-                  "allowed_hosts": settings.ALLOWED_HOSTS}))
+                  "allowed_hosts": settings.ALLOWED_HOSTS, "cache": settings.CACHES["default"]}))
 """
 CLEARED = ("DATABASE_URL", "REDIS_URL", "KAFKA_LAB_REDIS_URL", "KAFKA_LAB_PLACEMENT", "KAFKA_LAB_DURABLE_ACKS",
            "DJANGO_SECRET_KEY", "DJANGO_ALLOWED_HOSTS", "KAFKA_LAB_SECRET_KEY", "KAFKA_LAB_ALLOWED_HOSTS",
@@ -65,6 +65,14 @@ def test_redis_url_shares_a_redis_layer_and_turns_placement_on() -> None:
     assert loaded["layer"]["BACKEND"] == "channels_redis.core.RedisChannelLayer"
     assert loaded["layer"]["CONFIG"]["hosts"][0]["address"] == "redis://cache.example:6380/2"
     assert loaded["placement"] is True and loaded["durable_acks"] is True
+    # sign-in and join-code throttles (classroom.throttle) count in Redis, shared by every worker
+    assert loaded["cache"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    assert loaded["cache"]["LOCATION"] == "redis://cache.example:6380/2"
+
+
+def test_without_redis_the_cache_is_the_processs_own(tmp_path) -> None:
+    loaded = _settings(KAFKA_LAB_DB=str(tmp_path / "db.sqlite3"))
+    assert loaded["cache"]["BACKEND"] == "django.core.cache.backends.locmem.LocMemCache"
 
 
 def test_the_older_name_kafka_lab_redis_url_still_works() -> None:
