@@ -39,6 +39,7 @@ WORKER_CORES, WORKER_MEMORY = "1", "1g"
 DAEMON_MEMORY = "256m"            # the master's and workers' own JVMs (Spark's default is 1 GB each)
 PARALLEL_NOTEBOOKS = WORKERS      # one application per worker at a time
 START_TIMEOUT_S = 120.0
+EXECUTOR_DEFAULTS = "spark.executor.extraJavaOptions -XX:TieredStopAtLevel=1\n"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 
@@ -69,12 +70,15 @@ def _json(url: str) -> dict:
 def _env(directory: Path) -> dict[str, str]:
     env = dict(os.environ, SPARK_HOME=str(SPARK_HOME), SPARK_LOCAL_IP="127.0.0.1",
                SPARK_DAEMON_MEMORY=DAEMON_MEMORY, SPARK_LOG_DIR=str(directory / "logs"),
-               SPARK_CONF_DIR=str(directory / "conf"),          # empty: no site configuration leaks in
+               SPARK_CONF_DIR=str(directory / "conf"),          # ours alone: no site configuration leaks in
                SPARK_WORKER_DIR=str(directory / "work"), SPARK_WORKER_CORES=WORKER_CORES,
                SPARK_WORKER_MEMORY=WORKER_MEMORY,
                SPARK_MASTER_OPTS="-Dspark.deploy.defaultCores=1 -Dspark.master.rest.enabled=false")
     for name in ("conf", "logs", "work"):
         (directory / name).mkdir(exist_ok=True)
+    # Read by the daemons and, through SPARK_CONF_DIR, by each notebook's driver: executors, like
+    # the grader's drivers, run short jobs, for which the JVM's quick JIT alone is the cheaper one.
+    (directory / "conf" / "spark-defaults.conf").write_text(EXECUTOR_DEFAULTS)
     return env
 
 
@@ -135,6 +139,7 @@ def test_every_solution_gets_full_marks_on_a_standalone_cluster(tmp_path: Path,
     exercises = list_exercises()
     with standalone_cluster(tmp_path) as cluster:
         monkeypatch.setenv("SPARK_MASTER", cluster.master_url)
+        monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path / "conf"))
         with ThreadPoolExecutor(PARALLEL_NOTEBOOKS, thread_name_prefix="grade-cluster") as pool:
             reports = list(pool.map(lambda e: grade_notebook(e.path / "solution.ipynb", e, sandboxed=False),
                                     exercises))
