@@ -20,7 +20,7 @@ TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_HASH)
 MO_FILES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/*.po))
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test install install-test messages migrate check chromium services clean distclean
+.PHONY: help run test install install-test messages migrate check chromium java services clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -29,7 +29,7 @@ run: install migrate ## serve the lab with Daphne on HOST:PORT (default 127.0.0.
 	@echo "Kafka Lab: open http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
 	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) lab.asgi:application
 
-test: install-test chromium services ## run the whole test suite (on PostgreSQL; Redis and a Spark cluster where tests need them)
+test: install-test chromium java services ## run the whole test suite (on PostgreSQL; Redis and a Spark cluster where tests need them)
 	DJANGO_ALLOW_ASYNC_UNSAFE=true SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(VENV_PY) \
 		$(VENV_PY) -m pytest $(PYTEST_ARGS)
 
@@ -71,6 +71,16 @@ chromium: ## install Debian's chromium for the browser tests, if it is missing
 	else \
 		$(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y chromium \
 		|| echo "chromium: apt-get could not install chromium: browser tests cannot run"; \
+	fi
+
+java: ## install Debian's Java runtime for Spark (PySpark 4 needs Java 17+), if java is missing
+	@if command -v java >/dev/null; then \
+		echo "java: $$(java -version 2>&1 | head -n 1)"; \
+	elif [ -n "$(SUDO)" ] && ! sudo -n true 2>/dev/null; then \
+		echo "java: missing and cannot be installed (not root, no sudo): the Spark tests cannot run"; \
+	else \
+		$(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y default-jre-headless \
+		|| echo "java: apt-get could not install default-jre-headless: the Spark tests cannot run"; \
 	fi
 
 # The suite runs on a real PostgreSQL and Redis (lab/local_services.py): the machine's own on
