@@ -16,8 +16,9 @@ else); `python -m lab.local_services` says what it finds or starts.
 
 Parallel runs on one machine keep apart: every PostgreSQL database is new and uniquely named; every
 `redis_url()` names a Redis database number handed out by a counter on the server (1-15, round
-robin: db 0 is left to the machine's own use but for that counter's key), and `channel_layer_prefix()` gives channels_redis a
-key prefix of its own, for callers that want no sharing at all even after the numbers wrap.
+robin: db 0 is left to the machine's own use but for that counter's key), and
+`channel_layer_prefix()` gives channels_redis a key prefix of its own, for callers that want no
+sharing at all even after the numbers wrap.
 """
 from __future__ import annotations
 
@@ -223,7 +224,8 @@ def _postgres_binaries() -> Path:
         _apt_install("postgresql", "PostgreSQL")
         directory = found()
     if directory is None:
-        raise ServiceUnavailable("PostgreSQL: apt-get installed postgresql but no initdb is in /usr/lib/postgresql/*/bin")
+        raise ServiceUnavailable("PostgreSQL: apt-get installed postgresql but no initdb is in "
+                                 "/usr/lib/postgresql/*/bin")
     return directory
 
 
@@ -308,12 +310,10 @@ def _drop_databases(server: PostgresServer) -> None:
 
 
 # -- Redis --------------------------------------------------------------------------------------
-def _redis_client(server_or_host, port: int | None = None, db: int = 0):
+def _redis_client(host: str, port: int):
     import redis
 
-    host = server_or_host if port is not None else server_or_host.host
-    port = port if port is not None else server_or_host.port
-    return redis.Redis(host=host, port=port, db=db, socket_timeout=3, socket_connect_timeout=3)
+    return redis.Redis(host=host, port=port, socket_timeout=3, socket_connect_timeout=3)
 
 
 def _redis_answers(host: str, port: int) -> bool:
@@ -327,7 +327,7 @@ def _redis_answers(host: str, port: int) -> bool:
 
 def _redis_database_count(server: RedisServer) -> int:
     try:
-        with _redis_client(server) as client:
+        with _redis_client(server.host, server.port) as client:
             return int(client.config_get("databases").get("databases", 16))
     except Exception:  # noqa: BLE001 (CONFIG may be renamed away on a shared server: Redis's default)
         return 16
@@ -339,12 +339,13 @@ def _next_redis_db(server: RedisServer) -> int:
         with _lock:
             number, server.next_db = server.next_db, server.next_db + 1
         return REDIS_FIRST_DB + (number - REDIS_FIRST_DB) % span
-    with _redis_client(server) as client:       # shared by every run on the machine: count on the server
+    # The machine's server is shared by every run on it: the count lives on the server.
+    with _redis_client(server.host, server.port) as client:
         return REDIS_FIRST_DB + (int(client.incr(REDIS_DB_COUNTER)) - 1) % span
 
 
 def _start_private_redis(keep: bool) -> RedisServer:
-    binary = shutil.which("redis-server") or ("/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None)
+    binary = shutil.which("redis-server") or shutil.which("redis-server", path="/usr/bin:/usr/sbin")
     if binary is None:
         _apt_install("redis-server", "Redis")
         binary = shutil.which("redis-server") or "/usr/bin/redis-server"

@@ -128,7 +128,8 @@ def _until_workers_alive(cluster: StandaloneCluster, processes: list[subprocess.
             state = cluster.master_state()
         except OSError:
             state = {}
-        if state.get("status") == "ALIVE" and sum(w.get("state") == "ALIVE" for w in state.get("workers", [])) == WORKERS:
+        alive = [w for w in state.get("workers", []) if w.get("state") == "ALIVE"]
+        if state.get("status") == "ALIVE" and len(alive) == WORKERS:
             return
         time.sleep(0.5)
     pytest.fail(f"the master did not see {WORKERS} live workers within {START_TIMEOUT_S:.0f} s:\n{cluster.log_tails()}")
