@@ -31,10 +31,7 @@ from lab.serve import free_port, wait_for_port
 LIFTED_LIMITS = {"KAFKA_LAB_MAX_RECORDS_PER_S": "1000000", "KAFKA_LAB_MAX_DISK_BYTES": str(2**34),
                  "KAFKA_LAB_IDLE_HOST_TTL_S": "3600", "KAFKA_LAB_MAX_HOSTS": "1000",
                  "KAFKA_LAB_MAX_HOSTS_PER_VISITOR": "0", "KAFKA_LAB_CALLS_IN_FLIGHT_PER_VISITOR": "0",
-                 "KAFKA_LAB_COMMANDS_PER_S_PER_VISITOR": "0", "KAFKA_LAB_SESSIONS_CREATED_PER_MIN": "0",
-                 # the classroom's own caps, if it has them (classroom/throttle.py): 200 watchers
-                 # come from one machine here
-                 "KAFKA_LAB_WATCHERS_PER_BROADCAST": "100000", "KAFKA_LAB_WATCHERS_PER_IP": "100000"}
+                 "KAFKA_LAB_COMMANDS_PER_S_PER_VISITOR": "0", "KAFKA_LAB_SESSIONS_CREATED_PER_MIN": "0"}
 INSTRUCTOR = "bench-instructor"
 
 
