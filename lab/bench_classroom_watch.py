@@ -195,7 +195,7 @@ async def _open_watchers(servers: list[Server], token: str, first: int, count: i
         try:
             await tab.open()
         except (ConnectionError, asyncio.TimeoutError, OSError) as error:
-            failed.append(f"worker {n % len(servers)}: {error or type(error).__name__}")
+            failed.append(f"worker {n % len(servers)}: {str(error) or type(error).__name__}")
             await tab.close()
             return
         opened.append(tab)
