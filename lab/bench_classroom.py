@@ -64,6 +64,7 @@ class Sizes:
 FULL = Sizes(watchers=200, browsers=2, broadcast_s=20.0, levels=SESSION_LEVELS, level_s=4.0, failover_sessions=40)
 QUICK = Sizes(watchers=4, browsers=1, broadcast_s=3.0, levels=(2,), level_s=1.0, failover_sessions=4)
 
+
 async def measure(sizes: Sizes) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     redis = redis_url()
@@ -87,8 +88,8 @@ async def measure(sizes: Sizes) -> dict[str, Any]:
         found = await active_sessions_on(server.cpu_s, [server], sizes.levels, sizes.level_s)
         figures.update(sessions_1_process_sqlite=found["sessions"],
                        sessions_by_count_1_process_sqlite=found["by_count"])
-    figures.update(workers=WORKERS, redis=redis.rsplit("/", 1)[0], cpus=os.cpu_count(),
-                   load_average=round(os.getloadavg()[0], 2))
+    figures.update(workers=WORKERS, redis=redis.rsplit("/", 1)[0], postgresql=database.rsplit("/", 1)[0],
+                   cpus=os.cpu_count(), load_average=round(os.getloadavg()[0], 2))
     return figures
 
 
@@ -138,7 +139,8 @@ def report(figures: dict[str, Any]) -> str:
                      f"{figures['failover_others_s']} s); {figures['failover_sessions_checked']} checked, "
                      f"{figures['failover_sessions_differing']} differing from a replay of their log, "
                      f"{figures['failover_acked_records_lost']} acknowledged records missing from the log")
-    lines.append(f"  machine: {figures.get('cpus')} CPUs, load average {figures.get('load_average')}")
+    lines.append(f"  services: {figures.get('postgresql')} (a fresh database each), {figures.get('redis')}; machine: "
+                 f"{figures.get('cpus')} CPUs, load average {figures.get('load_average')}")
     return "\n".join(lines)
 
 
