@@ -20,7 +20,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import ngettext, pgettext
 from django.views.decorators.http import require_http_methods
 
 from classroom.forms_accounts import SignUpForm
@@ -57,7 +57,7 @@ def kept_message(moved: dict[str, int]) -> str:
         return ""
     total = sum(moved.values())
     return ngettext("%(items)s is now in your account.", "%(items)s are now in your account.", total) % {
-        "items": ", ".join(parts)}
+        "items": pgettext("between the items of a list", ", ").join(parts)}
 
 
 def sign_in_and_adopt(request: HttpRequest, user: Any) -> dict[str, int]:

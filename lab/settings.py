@@ -187,7 +187,11 @@ if REDIS_URL:
             # relay that stopped reading: lab.tunnel counts it as a slow tab).
             # socket_timeout over channels_redis's 5 s blocking read: redis-py 8's default (5 s)
             # made every idle receive fail with "Timeout reading from …".
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+            # max_connections: redis-py's pool holds 100 by default, and every tunnelled socket's
+            # relay keeps one waiting on its own channel (docs/placement.md): a class of watchers on
+            # other workers ran one worker out of connections (MaxConnectionsError) at ~100.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15,
+                                  "max_connections": _env_int_early("KAFKA_LAB_REDIS_MAX_CONNECTIONS", 2000)}],
                        "capacity": _env_int_early("KAFKA_LAB_CHANNEL_CAPACITY", 100),
                        "expiry": 60},
         }

@@ -16,7 +16,6 @@ from classroom.models import Cohort
 from classroom.views_progress import progress_context
 from lessons import catalog
 from tests.classroom.progress_helpers import BEATS, LESSON
-from tests.e2e.conftest import browser, page, shoot  # noqa: F401 (the browser tests' fixtures)
 
 pytestmark = pytest.mark.e2e
 

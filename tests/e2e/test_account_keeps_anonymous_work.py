@@ -9,7 +9,6 @@ import secrets
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import browser, page  # noqa: F401 (the browser tests' fixtures)
 from tests.e2e.helpers import new_session
 
 pytestmark = pytest.mark.e2e
