@@ -117,7 +117,9 @@ def watch(request: HttpRequest, token: str) -> HttpResponse:
     scheme = "wss" if request.is_secure() else "ws"
     context = {
         "session": row.session, "broadcast": row, "is_owner": is_owner, "version": lab.__version__,
-        "ws_url": f"{scheme}://{request.get_host()}/ws/watch/{row.token}/",
+        # ?session=: a balancer hashing on it puts the watchers on the session's worker
+        # (docs/placement.md, "Balancing by session"); the route ignores it.
+        "ws_url": f"{scheme}://{request.get_host()}/ws/watch/{row.token}/?session={row.session_id}",
         "watch_url": request.build_absolute_uri(reverse("classroom:watch", kwargs={"token": row.token})),
         "limits": Limits.from_settings().to_dict(), "step_bounds": STEP_BOUNDS,
         "instructor_name": service.display_name(row.instructor),

@@ -179,7 +179,9 @@ def session_open(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     if session is None:
         return _not_found(request, session_id)
     scheme = "wss" if request.is_secure() else "ws"
-    ws_url = f"{scheme}://{request.get_host()}/ws/lab/{session.id}/"
+    # ?session=: what a balancer may hash to send every socket of a session to one worker
+    # (deploy/nginx.conf, docs/placement.md "Balancing by session"); the route ignores it.
+    ws_url = f"{scheme}://{request.get_host()}/ws/lab/{session.id}/?session={session.id}"
     return render(request, "lab/session.html", _context(session=session, ws_url=ws_url,
                                                         limits=Limits.from_settings().to_dict(),
                                                         step_bounds=STEP_BOUNDS))

@@ -62,7 +62,7 @@ def lesson_page(request: HttpRequest, slug: str) -> HttpResponse:
         progress.session, progress.beat_seq, progress.phase = session, -1, "ready"
         progress.save()
     scheme = "wss" if request.is_secure() else "ws"
-    ws_url = f"{scheme}://{request.get_host()}/ws/lessons/{lesson.slug}/{session.id}/"
+    ws_url = f"{scheme}://{request.get_host()}/ws/lessons/{lesson.slug}/{session.id}/?session={session.id}"
     lang = content_language()
     return render(request, "lessons/lesson.html", {
         **_context(), "session": session, "ws_url": ws_url, "step_bounds": STEP_BOUNDS,

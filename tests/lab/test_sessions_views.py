@@ -97,9 +97,9 @@ def test_opening_a_session_renders_the_session_page(client: Client) -> None:
     response = client.get(f"/lab/{session.id}/")
 
     assert response.status_code == 200
-    assert response.content.decode() == f"session page of my lab at ws://testserver/ws/lab/{session.id}/"
+    assert response.content.decode() == f"session page of my lab at ws://testserver/ws/lab/{session.id}/?session={session.id}"
     assert response.context["session"] == session
-    assert response.context["ws_url"] == f"ws://testserver/ws/lab/{session.id}/"
+    assert response.context["ws_url"] == f"ws://testserver/ws/lab/{session.id}/?session={session.id}"
     assert response.context["limits"]["max_brokers"] == 9
 
 
