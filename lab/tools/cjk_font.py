@@ -9,6 +9,12 @@ from Debian's `fonts-noto-cjk` (/usr/share/fonts/opentype/noto/); only the cut-d
 committed. Run it again whenever new Chinese text is added: tests/lab/test_cjk_font.py fails
 while a character the lab uses is missing from the font. static/css/fonts.css declares the font
 as "Noto Sans CJK SC", the name lab.css already asks for, after any installed copy (`local()`).
+
+What visitors type — a cohort's, a session's or a playlist's name in Chinese — is not in those
+files, so `--common` also writes static/fonts/lab-cjk-common.woff2: the same face (regular only;
+bold is synthesized) cut to the 3,755 characters of GB 2312's first level, the ones everyday
+Chinese writes with, declared as a second family, "Lab CJK Common", after the first in lab.css.
+A browser downloads it only for a page showing a Han character the first family lacks.
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FONTS_DIR = REPO_ROOT / "static" / "fonts"
 OUTPUTS = {"regular": FONTS_DIR / "lab-cjk-regular.woff2", "bold": FONTS_DIR / "lab-cjk-bold.woff2"}
+COMMON_OUTPUT = FONTS_DIR / "lab-cjk-common.woff2"
 SOURCES = ("templates", "static/js", "lab", "lessons", "spark_exercises/templates", "spark_exercises/exercises", "locale",
            "engine/scenarios/builtin")
 TEXT_SUFFIXES = {".html", ".js", ".py", ".md", ".json", ".yaml", ".yml", ".txt", ".po"}
@@ -41,6 +48,19 @@ def used_characters(root: Path = REPO_ROOT) -> set[str]:
             if path.is_file() and path.suffix in TEXT_SUFFIXES and "node_modules" not in path.parts:
                 chars.update(c for c in path.read_text(encoding="utf-8", errors="ignore") if is_cjk(c))
     return chars
+
+
+def common_characters() -> set[str]:
+    """GB 2312's first level (rows 16–55: 3,755 Han characters, by frequency of use) with the
+    full-width punctuation and CJK symbols of rows 1 and 3."""
+    chars: set[str] = set()
+    for row in [*range(0xB0, 0xD8), 0xA1, 0xA3]:
+        for cell in range(0xA1, 0xFF):
+            try:
+                chars.add(bytes((row, cell)).decode("gb2312"))
+            except UnicodeDecodeError:
+                continue
+    return {c for c in chars if is_cjk(c)}
 
 
 def build(source: Path, output: Path, chars: set[str]) -> int:
@@ -76,11 +96,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lab.tools.cjk_font", description=__doc__.splitlines()[0])
     parser.add_argument("--regular", type=Path, required=True, help="NotoSansCJK-Regular.ttc (fonts-noto-cjk)")
     parser.add_argument("--bold", type=Path, required=True, help="NotoSansCJK-Bold.ttc")
+    parser.add_argument("--common", action="store_true",
+                        help="also write lab-cjk-common.woff2 (GB 2312 level 1, for the text visitors type)")
     args = parser.parse_args(argv)
     chars = used_characters()
     for weight, source in (("regular", args.regular), ("bold", args.bold)):
         size = build(source, OUTPUTS[weight], chars)
         print(f"{OUTPUTS[weight].relative_to(REPO_ROOT)}: {len(chars)} characters, {size:,} bytes")
+    if args.common:
+        common = common_characters()
+        size = build(args.regular, COMMON_OUTPUT, common)
+        print(f"{COMMON_OUTPUT.relative_to(REPO_ROOT)}: {len(common)} characters, {size:,} bytes")
     return 0
 
 

@@ -85,3 +85,25 @@ def test_every_chinese_text_has_the_face_in_its_font_stack(page: Page) -> None:
     # Code and the truncation story use a monospace stack: it falls through to the face too.
     mono = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--mono')")
     assert "Noto Sans CJK SC" in mono
+
+
+def test_chinese_a_visitor_types_has_a_font_too(page: Page) -> None:
+    """A session named in everyday Chinese the lab's own text never uses: the second family, GB
+    2312's first level (lab-cjk-common.woff2), covers it."""
+    from lab.tools.cjk_font import common_characters, used_characters
+    typed = "".join(sorted(common_characters() - used_characters())[:4])
+    assert len(typed) == 4
+    new_session(page, name=f"班 {typed}")
+    heading = page.locator("h1", has_text=typed)
+    expect(heading).to_be_visible()
+    assert "Lab CJK Common" in heading.evaluate("(h) => getComputedStyle(h).fontFamily")
+    faces = page.evaluate("""async (text) => (await document.fonts.load('16px "Lab CJK Common"', text))
+        .map((f) => [f.family, f.status])""", typed)
+    assert faces == [["Lab CJK Common", "loaded"]]
+    assert page.evaluate("""(text) => document.fonts.check('16px "Lab CJK Common"', text)""", typed)
+    # the lab's own face lacks them: without the second family they would be boxes
+    from fontTools.ttLib import TTFont
+
+    from lab.tools.cjk_font import OUTPUTS
+    own = {chr(code) for code in TTFont(str(OUTPUTS["regular"]))["cmap"].getBestCmap()}
+    assert not set(typed) & own
