@@ -8,10 +8,12 @@ over the workers' ports round robin, as a front proxy would.
 
 - One broadcast (lab/bench_classroom_watch.py): an instructor's session live at 1×, a record every
   200 ms, a broker killed and restarted; `watchers` watchers on `ws/watch/<token>/` (a few of them
-  real Chromium pages on `/watch/<token>/`). `watcher_lag_p95_ms`: a frame's arrival at a watcher
-  minus its arrival at the instructor's tab; `watcher_state_mismatches`: watchers whose model
-  (kept as the page keeps it) differed from the instructor's at the same frame, ever;
-  `watcher_rss_mb`: the workers' RSS growth per watcher.
+  real Chromium pages on `/watch/<token>/`), spread round robin — most of them tunnelled to the
+  session's worker. The same broadcast is measured again on one worker (`…_1_worker`) and on the
+  four balanced by session as deploy/nginx.conf does (`…_by_session`: all on one worker).
+  `watcher_lag_p95_ms`: a frame's arrival at a watcher minus its arrival at the instructor's tab;
+  `watcher_state_mismatches`: watchers whose model (kept as the page keeps it) differed from the
+  instructor's at the same frame, ever; `watcher_rss_mb`: the workers' RSS growth per watcher.
 - Sessions (lab/bench_classroom_scale.py): `sessions_1_worker` and `sessions_4_workers`, the most
   sessions live at 1× with a record every 200 ms each whose command → ack p95 stays under 100 ms,
   searched the same way (the same levels, the same database and Redis kinds) on one worker and on
@@ -46,7 +48,9 @@ TARGETS = {"watcher_lag_p95_ms": ("<", 250), "watcher_state_mismatches": ("==", 
 WORKERS = 4
 SESSION_SETS = {"1_process_sqlite": "1 process as lab.bench runs it (SQLite, no Redis, no placement)",
                 "1_worker": "1 worker", "4_workers": "4 workers"}
-# The broadcast measured on one worker too (no tunnel between a watcher and the session's engine).
+BY_SESSION_WORKER = 2   # where a hash of the session id would send its sockets (any one worker will do)
+# The broadcast measured on one worker too, and on four balanced by session (no tunnel between a
+# watcher and the session's engine in either).
 ONE_WORKER_BROADCAST = ("watchers", "watcher_lag_p95_ms", "watcher_state_mismatches", "watcher_rss_mb",
                         "watchers_failed")
 
@@ -78,6 +82,11 @@ async def measure(sizes: Sizes) -> dict[str, Any]:
         jar, _ = await asyncio.to_thread(instructor_cookies, four)
         figures.update(await broadcast_figures(four, four.visitor(jar), four.visitor(), sizes.watchers,
                                                sizes.broadcast_s, sizes.browsers))
+        # As deploy/nginx.conf balances (hash of ?session=): every socket of the session on one worker.
+        home = BY_SESSION_WORKER
+        hashed = await broadcast_figures(four, four.visitor(jar)[home:home + 1], four.visitor()[home:home + 1],
+                                         sizes.watchers, sizes.broadcast_s, 0)
+        figures.update({f"{key}_by_session": hashed[key] for key in ONE_WORKER_BROADCAST})
         found = await active_sessions_on(four.cpu_s, four.visitor(), sizes.levels, sizes.level_s)
         figures.update(sessions_4_workers=found["sessions"], sessions_by_count_4_workers=found["by_count"])
         at = found["sessions"] or min(found["by_count"])
@@ -121,6 +130,12 @@ def report(figures: dict[str, Any]) -> str:
                          f"({', '.join(figures['watcher_failures'])}), "
                          f"{figures['watchers_behind_at_end']} were behind at the end, closed: "
                          f"{figures['watcher_close_codes']}")
+    if "watchers_by_session" in figures:
+        lines.append(f"  the same broadcast on 4 workers balanced by session (deploy/nginx.conf): "
+                     f"{figures['watchers_by_session']} watchers ({figures['watchers_failed_by_session']} could not "
+                     f"open), lag p95 {figures['watcher_lag_p95_ms_by_session']} ms, "
+                     f"{figures['watcher_state_mismatches_by_session']} shown another state, "
+                     f"{figures['watcher_rss_mb_by_session']} MB per watcher")
     if "watchers_1_worker" in figures:
         lines.append(f"  the same broadcast on 1 worker: {figures['watchers_1_worker']} watchers "
                      f"({figures['watchers_failed_1_worker']} could not open), lag p95 "

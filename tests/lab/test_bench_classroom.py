@@ -27,7 +27,8 @@ def test_the_classroom_bench_reports_every_figure_as_json() -> None:
     assert figures["broadcast_frames"] > 0 and figures["watcher_frames_compared"] > 0
     assert figures["watcher_state_mismatches"] == 0, figures["watcher_differences"]
     assert figures["browser_watchers"] == 1 and figures["browser_watchers_wrong"] == 0
-    assert figures["watchers_1_worker"] == 4 and figures["watcher_state_mismatches_1_worker"] == 0
+    for where in ("1_worker", "by_session"):
+        assert figures[f"watchers_{where}"] == 4 and figures[f"watcher_state_mismatches_{where}"] == 0
     # The sessions' search ran on each set-up, at the same levels.
     assert (figures["sessions_by_count_1_worker"].keys() == figures["sessions_by_count_4_workers"].keys()
             == figures["sessions_by_count_1_process_sqlite"].keys())
