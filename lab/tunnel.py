@@ -15,7 +15,8 @@ Messages on the layer (dicts, msgpack):
   to a worker channel:   {"type": "tunnel.open", "tunnel": id, "reply": channel, "relay_worker": name,
                           "relay_worker_channel": its worker's channel, "scope": {...}}
                          {"type": "tunnel.event", "tunnel": id, "event": <an ASGI receive event>}
-  to a relay's channel:  {"type": "tunnel.send", "event": <an ASGI send event>}
+  to a relay's channel:  {"type": "tunnel.send", "events": [<ASGI send events>, oldest first]}
+                         (what waits for the relay, up to BATCH_BYTES a message)
 
 Backpressure, both ways bounded: the relay writes to its browser only while Daphne's transport
 holds less than lab.send_queue.WRITE_WATER_BYTES (and closes it 4408 after a stall), so it stops
@@ -55,6 +56,7 @@ SCOPE_KEYS = ("type", "path", "raw_path", "root_path", "headers", "query_string"
 ACCEPT_TIMEOUT_S = 15.0      # an owner that lives but never answers the handshake
 FULL_RETRY_S = 0.05          # a full channel: how soon to try again
 OWNER_GIVE_UP_S = 60.0       # an owner-side tab whose relay took nothing for this long is disconnected
+BATCH_BYTES = 256 * 1024     # an owner-side tab's waiting events go to its relay in messages of at most this
 
 
 def _session_for_token() -> Any:
@@ -231,26 +233,32 @@ class Relay:
         stall_s = TabLimits.from_settings().stall_s
         while True:
             msg = await self.layer.receive(self.reply)
-            event = msg.get("event") or {}
-            waiting_since = time.monotonic()
-            while self._backlog() > WRITE_WATER_BYTES:   # stop reading: the channel fills, the owner sees ChannelFull
-                if time.monotonic() - waiting_since > stall_s:
-                    logger.warning("lab relay %s: its browser took nothing for %g s: closing it", self.reply, stall_s)
-                    await self._close(CLOSE_TOO_SLOW)
+            for event in msg.get("events", []):
+                if not await self._write(event, stall_s):
                     return
-                await asyncio.sleep(0.02)
-            if self.closed:
-                return
-            kind = event.get("type")
-            if kind in ("websocket.accept", "http.response.start"):
-                self.accepted = True
-            elif kind == "websocket.close":
-                self.closed = True
-            await self.send(event)
-            if kind == "http.response.body" and not event.get("more_body", False):
-                self.closed = True
-                self._finished.set()
-                return
+
+    async def _write(self, event: dict[str, Any], stall_s: float) -> bool:
+        """One event to the browser, once its socket has room; False when this relay is done."""
+        waiting_since = time.monotonic()
+        while self._backlog() > WRITE_WATER_BYTES:   # stop reading: the channel fills, the owner sees ChannelFull
+            if time.monotonic() - waiting_since > stall_s:
+                logger.warning("lab relay %s: its browser took nothing for %g s: closing it", self.reply, stall_s)
+                await self._close(CLOSE_TOO_SLOW)
+                return False
+            await asyncio.sleep(0.02)
+        if self.closed:
+            return False
+        kind = event.get("type")
+        if kind in ("websocket.accept", "http.response.start"):
+            self.accepted = True
+        elif kind == "websocket.close":
+            self.closed = True
+        await self.send(event)
+        if kind == "http.response.body" and not event.get("more_body", False):
+            self.closed = True
+            self._finished.set()
+            return False
+        return True
 
     async def _handshake_watchdog(self) -> None:
         await asyncio.sleep(ACCEPT_TIMEOUT_S)
@@ -356,9 +364,9 @@ class OwnerTab:
                 self.transport.waiting.clear()
                 self.transport._tempDataLen = 0
                 return
-            event = self.transport.waiting[0]
+            batch = self._batch()
             try:
-                await self.layer.send(self.reply, {"type": "tunnel.send", "event": event})
+                await self.layer.send(self.reply, {"type": "tunnel.send", "events": batch})
             except ChannelFull:
                 full_since = full_since or time.monotonic()
                 if time.monotonic() - full_since > OWNER_GIVE_UP_S:
@@ -375,7 +383,21 @@ class OwnerTab:
                 self.relay_died()
                 return
             full_since = None
-            self.transport.pop()
+            for _ in batch:
+                self.transport.pop()
+
+    def _batch(self) -> list[dict[str, Any]]:
+        """The events waiting, oldest first, up to BATCH_BYTES (at least one): a relay that fell
+        behind catches up in a few layer messages instead of one round trip per frame — each
+        message a relay receives costs channels_redis three Redis round trips, and a class of
+        tunnelled watchers fell seconds behind at ~8 frames a second."""
+        batch, size = [], 0
+        for event in self.transport.waiting:
+            if batch and size + _size(event) > BATCH_BYTES:
+                break
+            batch.append(event)
+            size += _size(event)
+        return batch
 
     def relay_died(self) -> None:
         """The accepting worker is gone (or its channel stuck): the consumer sees its socket close."""
