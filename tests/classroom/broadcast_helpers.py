@@ -3,10 +3,8 @@ sockets driven through the real ASGI application (origin check, session and auth
 routing), in a worker thread with its own event loop as tests/lab/test_consumer.py does."""
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from channels.testing import WebsocketCommunicator
@@ -18,19 +16,9 @@ from classroom.models import Broadcast, Cohort, Membership
 from lab.asgi import application
 from lab.models import LabSession
 from lab.owners import user_key
-from lab.registry import registry
+from tests.lab.test_consumer import lab_settings, run_async  # noqa: F401 (the socket tests' own: a thread's loop, a data dir)
 
 WAIT_S = 20
-
-
-def run_async(test: Callable[[], Awaitable[Any]]) -> Any:
-    async def body() -> Any:
-        try:
-            return await test()
-        finally:
-            await registry.close_all()
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, body()).result()
 
 
 def account(username: str, *, instructor: bool = False) -> Any:

@@ -8,15 +8,10 @@ from django.test import Client
 from classroom.models import Broadcast, Playlist
 from lab.models import LabSession
 from lab.owners import user_key
+from tests.classroom.accounts_helpers import signed_in
 from tests.classroom.broadcast_helpers import account, broadcast, cohort_of
 
 pytestmark = pytest.mark.django_db
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_an_instructor_starts_a_broadcast_of_their_session_and_stops_it() -> None:

@@ -3,25 +3,18 @@ frames, cannot change the session unless handed the controls, and are closed whe
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
-from pytest_django.fixtures import Settings
 
 from classroom.models import Broadcast
+from tests.classroom.broadcast_helpers import lab_settings  # noqa: F401 (autouse: a data dir per test)
 from tests.classroom.broadcast_helpers import (account, broadcast, cohort_of, cookie_of, lab_path, open_tab,
                                                run_async, watch_path)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 TOPIC = {"topic": "t", "partitions": 2, "replication_factor": 3}
-
-
-@pytest.fixture(autouse=True)
-def lab_settings(settings: Settings, tmp_path: Path) -> None:
-    settings.KAFKA_LAB_DATA_DIR = tmp_path / "labs"
-    settings.KAFKA_LAB_IDLE_HOST_TTL_S = 0
 
 
 def model_frames(messages: list[dict], after: int) -> dict[int, dict]:

@@ -5,26 +5,19 @@ from __future__ import annotations
 import shutil
 import tempfile
 import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_django.fixtures import Settings
 
 from lab.host import CommandRecord, SessionHost
 from lab.models import LabCommand, LabSession
 from lab.registry import MODEL_RECORDS_BUDGET, build_host, journal_writer, registry, shape_of
 from lab.owners import user_key
+from tests.classroom.broadcast_helpers import lab_settings  # noqa: F401 (autouse: a data dir per test)
 from tests.classroom.broadcast_helpers import account, broadcast, cookie_of, lab_path, open_tab, run_async, watch_path
 
 pytestmark = pytest.mark.django_db(transaction=True)
 TOPIC = {"topic": "t", "partitions": 2, "replication_factor": 3}
-
-
-@pytest.fixture(autouse=True)
-def lab_settings(settings: Settings, tmp_path: Path) -> None:
-    settings.KAFKA_LAB_DATA_DIR = tmp_path / "labs"
-    settings.KAFKA_LAB_IDLE_HOST_TTL_S = 0
 
 
 async def played(lab: Any) -> None:

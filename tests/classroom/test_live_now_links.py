@@ -5,15 +5,10 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from tests.classroom.accounts_helpers import signed_in
 from tests.classroom.broadcast_helpers import account, broadcast, cohort_of
 
 pytestmark = pytest.mark.django_db
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_a_cohorts_live_broadcast_is_shown_to_its_members_only() -> None:
