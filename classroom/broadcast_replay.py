@@ -22,7 +22,7 @@ from lab.host import CommandRecord, Shape, SessionHost
 from lab.host_types import CallBudgets
 from lab.limits import Limits
 from lab.models import LabCommand, LabSession
-from lab.registry import MODEL_RECORDS_BUDGET
+from lab.registry import MODEL_RECORDS_BUDGET, logged_records, shape_of
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,17 @@ def line_of_time(host: SessionHost, name: str) -> LineOfTime:
         records = tuple(dataclasses.replace(r, args=dict(r.args), running=False, warnings=[]) for r in host.log)
         return LineOfTime(Shape(host.shape.brokers, host.shape.seed, host.shape.truncation, dict(host.shape.config)),
                           records, host.steps, host.now_ms, name)
+
+
+def line_of_session(session: LabSession) -> LineOfTime:
+    """The same, read from the database: a session as its worker last saved it (a learner's, for
+    their instructor's copy; flush this process's journal first)."""
+    records = tuple(logged_records(session))
+    last = records[-1] if records else None
+    step, time_ms = session.position_step, session.position_time_ms
+    if last is not None and last.at_step > step:
+        step, time_ms = last.at_step, last.at_time_ms
+    return LineOfTime(shape_of(session), records, step, time_ms, session.name)
 
 
 def upto(line: LineOfTime, step: int) -> list[CommandRecord]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
+from classroom import views_copies
 from classroom import views_progress as views
 
 urlpatterns: list[URLPattern] = [
@@ -15,4 +16,6 @@ urlpatterns: list[URLPattern] = [
     path("cohorts/<id:cohort_id>/learners/<id:user_id>/submissions/<id:pk>/", views.cohort_submission,
          name="cohort_submission"),
     path("me/progress/", views.my_progress, name="my_progress"),
+    path("cohorts/<id:cohort_id>/learners/<id:user_id>/sessions/<uuid:session_id>/copy",
+         views_copies.copy_learner_session, name="copy_learner_session"),
 ]

@@ -326,6 +326,13 @@ def shape_of(session: LabSession) -> Shape:
     return Shape(session.brokers, session.seed, session.truncation, dict(session.config or {}))
 
 
+def logged_records(session: LabSession) -> list[CommandRecord]:
+    """The command log of the session's current generation, as the database holds it."""
+    return [CommandRecord(c.index, c.at_step, c.at_time_ms, c.command, c.args, c.tag,
+                          c.error or None, c.kafka_error or None, c.first_seq)
+            for c in session.commands.filter(generation=session.generation).order_by("index")]
+
+
 def build_host(session_id: uuid.UUID, *, limits: Limits | None = None,
                writer: JournalWriter | None = None) -> tuple[SessionHost, dict[str, Any]]:
     """Rebuild a session's host by replaying its log into a fresh run dir (sync: run it in a thread).
@@ -333,9 +340,7 @@ def build_host(session_id: uuid.UUID, *, limits: Limits | None = None,
     if writer is not None:
         writer.flush()  # an earlier host of this session may still have writes on the way
     session = LabSession.objects.get(pk=session_id)
-    records = [CommandRecord(c.index, c.at_step, c.at_time_ms, c.command, c.args, c.tag,
-                             c.error or None, c.kafka_error or None, c.first_seq)
-               for c in session.commands.filter(generation=session.generation).order_by("index")]
+    records = logged_records(session)
     position = (session.position_step, session.position_time_ms) if session.position_step else None
     root = session_dir(session_id)
     for leftover in root.glob("run-*") if root.exists() else []:
