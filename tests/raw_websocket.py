@@ -77,7 +77,9 @@ class RawTab:
         self.close_code: int | None = None
 
     @classmethod
-    async def open(cls, base_url: str, session_id: str, cookie: str, *, rcvbuf: int = 16 * 1024) -> RawTab:
+    async def open(cls, base_url: str, session_id: str | None, cookie: str, *, rcvbuf: int = 16 * 1024,
+                   path: str | None = None) -> RawTab:
+        """A lab session's socket, or the socket at `path` (a lesson's, a watch link's)."""
         host, port = base_url.removeprefix("http://").split(":")
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
@@ -85,7 +87,7 @@ class RawTab:
         await asyncio.get_running_loop().sock_connect(sock, (host, int(port)))
         reader, writer = await asyncio.open_connection(sock=sock, limit=2**24)
         key = base64.b64encode(os.urandom(16)).decode()
-        writer.write((f"GET /ws/lab/{session_id}/ HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+        writer.write((f"GET {path or f'/ws/lab/{session_id}/'} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
                       f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
                       f"Origin: {base_url}\r\nCookie: {cookie}\r\n\r\n").encode())
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)

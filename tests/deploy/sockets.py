@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
-import os
 import urllib.error
 import urllib.request
 from typing import Any
@@ -74,14 +72,5 @@ async def reconnect(base_url: str, session_id: str, cookie: str, attempts: int =
 
 
 async def open_path(base_url: str, path: str, cookie: str) -> RawTab:
-    """A RawTab on any socket path (RawTab.open knows only ws/lab/<id>/): a lesson's, a watch link's."""
-    host, port = base_url.removeprefix("http://").split(":")
-    reader, writer = await asyncio.open_connection(host, int(port), limit=2**24)
-    key = base64.b64encode(os.urandom(16)).decode()
-    writer.write((f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                  f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: {base_url}\r\n"
-                  f"Cookie: {cookie}\r\n\r\n").encode())
-    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
-    if b" 101 " not in head.split(b"\r\n")[0]:
-        raise ConnectionError(head.decode(errors="replace"))
-    return RawTab(reader, writer)
+    """A RawTab on any socket path: a lesson's, a watch link's."""
+    return await RawTab.open(base_url, None, cookie, path=path)

@@ -72,12 +72,8 @@ def test_a_released_session_goes_to_the_next_claimant() -> None:
     assert placement.claim(session_id, "b") == "b"
 
 
-@pytest.mark.parametrize("round_", range(3))
-def test_workers_claiming_at_once_agree_on_one_owner(round_: int) -> None:
-    session_id = _session()
-    names = [f"w{n}" for n in range(8)]
-    for name in names:
-        _alive(name)
+def _claim_at_once(session_id, names: list[str]) -> dict[str, str | None]:
+    """Every worker of `names` claims the session at the same moment, each on its own connection."""
     start, answers = threading.Barrier(len(names)), {}
 
     def claim(name: str) -> None:
@@ -91,6 +87,16 @@ def test_workers_claiming_at_once_agree_on_one_owner(round_: int) -> None:
         thread.start()
     for thread in threads:
         thread.join()
+    return answers
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_workers_claiming_at_once_agree_on_one_owner(round_: int) -> None:
+    session_id = _session()
+    names = [f"w{n}" for n in range(8)]
+    for name in names:
+        _alive(name)
+    answers = _claim_at_once(session_id, names)
 
     owners = set(answers.values())
     assert len(answers) == len(names) and len(owners) == 1 and owners <= set(names), answers
@@ -105,19 +111,7 @@ def test_workers_taking_over_a_dead_workers_session_at_once_agree_on_one_owner()
     names = [f"w{n}" for n in range(8)]
     for name in names:
         _alive(name)
-    start, answers = threading.Barrier(len(names)), {}
-
-    def claim(name: str) -> None:
-        try:
-            start.wait()
-            answers[name] = placement.claim(session_id, name)
-        finally:
-            connection.close()
-    threads = [threading.Thread(target=claim, args=(name,)) for name in names]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    answers = _claim_at_once(session_id, names)
 
     owners = set(answers.values())
     assert len(owners) == 1 and owners <= set(names), answers
