@@ -1,6 +1,6 @@
 # Kafka Lab: `make run` serves the lab, `make test` runs the whole suite.
 # Both create .venv/ when it is missing and skip pip when pyproject.toml, setup.py and the C
-# extension (engine/broker/_columnar.c) have not changed. Both compile the UI's translations
+# extension (engine/storage/_columnar.c) have not changed. Both compile the UI's translations
 # (locale/*/LC_MESSAGES/*.po -> .mo, with the standard library only: no GNU gettext needed) when
 # a catalogue changed; the .mo files are not committed.
 
@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 
 VENV := .venv
 VENV_PY := $(CURDIR)/$(VENV)/bin/python
-PYPROJECT_HASH := $(shell cat pyproject.toml setup.py engine/broker/_columnar.c | sha256sum | cut -c1-16)
+PYPROJECT_HASH := $(shell cat pyproject.toml setup.py engine/storage/_columnar.c | sha256sum | cut -c1-16)
 RUN_STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_HASH)
 MO_FILES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/*.po))

@@ -6,7 +6,7 @@ __all__ = ["Cluster"]
 
 
 def __getattr__(name: str):
-    # Imported lazily, so `import engine.broker.record_batch` stays light.
+    # Imported lazily, so `import engine.storage.record_batch` stays light.
     if name == "Cluster":
         from engine.cluster import Cluster
         return Cluster

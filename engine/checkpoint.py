@@ -32,7 +32,7 @@ What is taken, and the rules that make a restore exact:
   offset and leader-epoch checkpoint files (only ever replaced by a rename) come back as links;
   the active segments' files, which the cluster goes on appending to through the same inode, are
   linked with their length recorded, and a restore copies that prefix (appends never change the
-  bytes a checkpoint holds); anything else is copied. engine.broker.cow makes every write that
+  bytes a checkpoint holds); anything else is copied. engine.storage.cow makes every write that
   changes bytes already written (a truncation, an index rebuild or rewrite) copy a shared file
   first. Where a hard link is not possible (another file system), the file is copied.
 - Paths: the graph stores paths relative to the data dir; `restore` rebases them onto the data
@@ -61,15 +61,15 @@ from typing import Callable, Iterator
 from engine import events as ev
 from engine import graph_pickle
 from engine.broker.broker import HW_CHECKPOINT, LOG_START_CHECKPOINT, RECOVERY_CHECKPOINT
-from engine.broker.log import SEGMENT_FILE
+from engine.storage.log import SEGMENT_FILE
 from engine.cluster import Cluster
-from engine.replication import leader_epoch_cache
+from engine.storage import leader_epoch_cache
 
 META_FILE = "checkpoint.json"
 STATE_FILE = "engine.pickle"
 DATA_DIR = "data"
 FORMAT_VERSION = 2
-# Files the engine only ever writes whole to a temp file and renames over (engine.replication.checkpoints).
+# Files the engine only ever writes whole to a temp file and renames over (engine.storage.checkpoints).
 RENAMED_FILES = frozenset({HW_CHECKPOINT, RECOVERY_CHECKPOINT, LOG_START_CHECKPOINT, leader_epoch_cache.FILE_NAME})
 
 
@@ -291,7 +291,7 @@ def _flat(relative: str) -> str:
 def _linkable(name: str, sealed: set[str]) -> bool:
     """Whether no cluster will ever change the file's bytes in place while it is shared:
     - a sealed segment's files: never appended to again; a truncation back into one, or a
-      recovery, copies it first (engine.broker.cow);
+      recovery, copies it first (engine.storage.cow);
     - the offset and leader-epoch checkpoint files: only ever replaced whole (written to a temp
       file, renamed over), which leaves every other link on the old bytes.
     (Active segments are linked too, with their length recorded: see the module docstring.)"""

@@ -21,22 +21,22 @@ from dataclasses import dataclass, field, fields
 from typing import Callable
 
 from engine import events as ev
-from engine.broker import record_batch as rb
+from engine.storage import record_batch as rb
 from engine.broker.broker import CRASH_MODES, Broker
-from engine.broker.errors import InvalidConfigError
-from engine.broker.log_config import LogConfig
+from engine.storage.errors import InvalidConfigError
+from engine.storage.log_config import LogConfig
 from engine.clients.lab_client_partitioner import STICKY, LabClientPartitioner
 from engine.clients.network_client import NetworkClient
-from engine.config_values import field_kind, parse_config_value
+from engine.common.config_values import field_kind, parse_config_value
 from engine.network import Network
 from engine.produced_log import ProducedLog
 from engine.protocol import ProduceRequest, ProduceResponse
 from engine.replication.assignment import assign_replicas
 from engine.replication.controller import Controller, partition_path
 from engine.replication.fetcher import TRUNCATION_MODES
-from engine.replication.metadata_store import MetadataStore, NodeExistsError
+from engine.metadata.store import MetadataStore, NodeExistsError
 from engine.sim import RandomTree, Scheduler
-from engine.topics import (TopicExistsError, UnknownTopicError, check_collision, collision_warning,
+from engine.common.topics import (TopicExistsError, UnknownTopicError, check_collision, collision_warning,
                            validate_topic_name)
 
 # Record timestamps are virtual too: the cluster's clock starts at this instant (2023-11-14).

@@ -38,12 +38,12 @@ import weakref
 from typing import Any, Callable, Iterator
 
 from engine.broker.broker import Broker
-from engine.broker.index import OffsetIndex, TimeIndex
-from engine.broker.log import Log
-from engine.broker.segment import LogSegment
+from engine.storage.index import OffsetIndex, TimeIndex
+from engine.storage.log import Log
+from engine.storage.segment import LogSegment
 from engine.cluster import Cluster
 from engine.events import EventBus
-from engine.replication.leader_epoch_cache import LeaderEpochCache
+from engine.storage.leader_epoch_cache import LeaderEpochCache
 from engine.sim.scheduler import Scheduler
 
 PROTOCOL = pickle.HIGHEST_PROTOCOL

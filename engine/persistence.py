@@ -20,7 +20,7 @@ from typing import Callable
 
 from engine import events as ev
 from engine.cluster import Cluster, ClusterError, TopicInfo
-from engine.replication.checkpoints import write_atomically
+from engine.storage.checkpoints import write_atomically
 
 CLUSTER_FILE = "cluster.json"
 STORE_FILE = os.path.join("zookeeper", "data.json")

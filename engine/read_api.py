@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.broker.errors import OffsetOutOfRangeError
+from engine.storage.errors import OffsetOutOfRangeError
 from engine.cluster import Cluster, ClusterError
 from engine.topic_pattern import TopicPattern
 

@@ -46,7 +46,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Callable
 
 from engine import events as ev
-from engine.broker.errors import InvalidConfigError
+from engine.storage.errors import InvalidConfigError
 from engine.cluster import Cluster, ClusterError
 from engine.replication.fetcher import TRUNCATION_MODES
 from engine.scenarios.runner import STEPS, run_step, step_command

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import events as ev
-from engine.broker.errors import InvalidConfigError
+from engine.storage.errors import InvalidConfigError
 from engine.cluster import ClusterError
 
 CLOCK_STEPS = frozenset({"run", "step", "run_until_idle", "run_until"})

@@ -16,7 +16,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from engine.broker.errors import InvalidConfigError
+from engine.storage.errors import InvalidConfigError
 from engine.cluster import MAX_BROKERS, Cluster, split_config
 from engine.replication.fetcher import TRUNCATION_MODES
 from engine.scenarios.schema import StepArgumentError, check_cluster
@@ -64,7 +64,7 @@ class Limits:
     def check_shape(self, brokers: Any, seed: Any, truncation: Any, config: Any) -> Shape:
         """A cluster shape from a tab, a form or a scenario, checked whole before anything is reset
         or stored: the fields' types and ranges (the seed within the database's BIGINT, no NaN,
-        engine.scenarios.schema.check_cluster), the settings' own bounds (engine.config_values:
+        engine.scenarios.schema.check_cluster), the settings' own bounds (engine.common.config_values:
         Kafka's minimums, no 0 ms timer), the brokers and the internal topics' partitions under
         this session's limits. Raises LimitExceeded naming the field."""
         try:

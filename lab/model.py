@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine import events as ev
-from engine.broker.log import Log
+from engine.storage.log import Log
 from engine.cluster import Cluster
 from engine.groups.describe import describe_groups
 from engine.replication.controller import partition_path

@@ -34,14 +34,14 @@ from django.views.decorators.http import require_GET
 
 from lab.owners import owner_key
 
-from engine.broker import record_batch as rb
+from engine.storage import record_batch as rb
 from engine.broker.broker import HW_CHECKPOINT, LOG_START_CHECKPOINT, RECOVERY_CHECKPOINT
-from engine.broker.errors import OffsetOutOfRangeError
-from engine.broker.index import OFFSET_ENTRY, TIME_ENTRY
-from engine.broker.segment import filename_prefix
+from engine.storage.errors import OffsetOutOfRangeError
+from engine.storage.index import OFFSET_ENTRY, TIME_ENTRY
+from engine.storage.segment import filename_prefix
 from engine.cluster import EPOCH_MS, Cluster, ClusterError
 from engine.events import EVENT_TYPES
-from engine.replication import checkpoints
+from engine.storage import checkpoints
 from engine.scenarios.runner import BUILTIN_DIR, ScenarioError, builtin_names, load_scenario
 from engine.tools import dump_log
 from lab import registry

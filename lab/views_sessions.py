@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 import lab
-from engine.broker.errors import InvalidConfigError
+from engine.storage.errors import InvalidConfigError
 from engine.cluster import MAX_BROKERS, Cluster, ClusterError
 from engine.scenarios import schema
 from engine.scenarios.runner import ScenarioError, builtin_names, load_scenario

@@ -13,7 +13,7 @@ A query is a JSON object:
 - `from`: `events` (this beat's events; `"scope": "lesson"` for every event since the lesson's
   scenario began), `partitions`, `replicas`, `segments`, `lookups` (the path a read of each
   offset takes on each replica: the segment found by binary search, the index entry, the batches
-  the forward scan reads — engine.broker.log.Log.locate), `brokers`, `members`, `committed`,
+  the forward scan reads — engine.storage.log.Log.locate), `brokers`, `members`, `committed`,
   `produced`, `consumed`, `processed`, `checkpoints`.
 - `where`: every field must match. A test is a value (equality), or an object with one of
   `in`, `not`, `gte`, `lte`, `contains`; a value may itself be `{"query": {...}}`, run first
@@ -472,7 +472,7 @@ def _checkpoints(cluster: Any, internal: bool) -> list[dict]:
     import os
 
     from engine.broker.broker import HW_CHECKPOINT, LOG_START_CHECKPOINT, RECOVERY_CHECKPOINT
-    from engine.replication import checkpoints
+    from engine.storage import checkpoints
     out = []
     for broker in cluster.brokers.values():
         for name in (HW_CHECKPOINT, RECOVERY_CHECKPOINT, LOG_START_CHECKPOINT):

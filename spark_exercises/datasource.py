@@ -305,9 +305,9 @@ def plan(starts: dict, ends: dict, min_partitions: int | None) -> list[RangePart
 def read_range(client: LabClient, r: Range, fail_on_data_loss: bool) -> Iterator:
     """Arrow record batches (one per fetch) of the records in [r.start, r.end): handing Spark
     columns instead of row tuples is what makes a Python source fast, and decoding the fetched
-    bytes straight to Arrow buffers (engine.broker.columnar) keeps Python out of the per-record
+    bytes straight to Arrow buffers (engine.storage.columnar) keeps Python out of the per-record
     loop."""
-    from engine.broker.columnar import decode_columns  # imported on the executor
+    from engine.storage.columnar import decode_columns  # imported on the executor
 
     offset, bytes_per_record = r.start, None
     while offset < r.end:

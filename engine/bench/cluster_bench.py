@@ -18,8 +18,8 @@ import shutil
 import tempfile
 import time
 
-from engine.broker import record_batch as rb
-from engine.broker.log import Log
+from engine.storage import record_batch as rb
+from engine.storage.log import Log
 from engine.cluster import Cluster
 
 IN_FLIGHT = 5

@@ -13,8 +13,8 @@ import shutil
 import tempfile
 import time
 
-from engine.broker import record_batch as rb
-from engine.broker.log import Log
+from engine.storage import record_batch as rb
+from engine.storage.log import Log
 
 BATCH_BYTES = 16 * 1024
 READ_BYTES = 1024 * 1024

@@ -1,1 +1,1 @@
-"""The broker's storage layer: record batches in Kafka's v2 format, segments, indexes and logs."""
+"""The broker node: its partitions, replica fetchers, request handlers and group coordinator."""

@@ -21,17 +21,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from engine import events as ev
-from engine.broker import log_events
-from engine.broker.log import Log
+from engine.storage import log_events
+from engine.storage.log import Log
 from engine.protocol import (EpochEndOffset, FetchPartitionData, FetchRequest, FetchResponse,
                              LeaderAndIsrRequest, LeaderAndIsrResponse, MetadataRequest, MetadataResponse,
                              OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse, PartitionMetadata,
                              PartitionState, ProducePartitionResponse, ProduceRequest, ProduceResponse,
                              RequestEnvelope,
                              ResponseEnvelope, TopicMetadata)
-from engine.replication import checkpoints
+from engine.storage import checkpoints
 from engine.replication.fetcher import ReplicaFetcher
-from engine.replication.leader_epoch_cache import LeaderEpochCache
+from engine.storage.leader_epoch_cache import LeaderEpochCache
 from engine.replication.partition import NOT_LEADER, Partition
 
 if TYPE_CHECKING:

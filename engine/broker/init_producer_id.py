@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable
 from engine import events as ev
 from engine.broker.broker import REQUEST_HANDLERS
 from engine.protocol import InitProducerIdRequest, InitProducerIdResponse
-from engine.replication.metadata_store import BadVersionError, NodeExistsError
+from engine.metadata.store import BadVersionError, NodeExistsError
 
 if TYPE_CHECKING:
     from engine.broker.broker import Broker

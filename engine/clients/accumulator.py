@@ -25,8 +25,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from engine.broker import record_batch as rb
-from engine.broker.varint import size_of_varint
+from engine.storage import record_batch as rb
+from engine.storage.varint import size_of_varint
 from engine.clients.partitioner import NullKeyPartitioner, RoundRobinPartitioner, StickyPartitioner
 
 if TYPE_CHECKING:

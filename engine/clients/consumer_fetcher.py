@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine import events as ev
-from engine.broker import record_batch as rb
+from engine.storage import record_batch as rb
 from engine.clients.consumer_state import ConsumedRecord
 from engine.groups.assignors import TopicPartition
 from engine.groups.protocol import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsPartition, ListOffsetsRequest

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from engine.broker.errors import InvalidConfigError
-from engine.config_values import field_kind, parse_config_value
+from engine.storage.errors import InvalidConfigError
+from engine.common.config_values import field_kind, parse_config_value
 from engine.groups.assignors import ASSIGNORS, TopicPartition
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})

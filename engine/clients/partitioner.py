@@ -28,7 +28,7 @@ import random
 from collections.abc import Sequence
 from typing import Protocol
 
-from engine.clients.hashing import murmur2, to_int32, to_positive
+from engine.common.hashing import murmur2, to_int32, to_positive
 
 DEFAULT_BATCH_SIZE_BYTES = 16384          # batch.size
 _RANDOM_INT_BITS = 32

@@ -37,7 +37,7 @@ from engine.produced_log import ProducedLog
 from engine.clients.network_client import NetworkClient
 from engine.clients.partitioner import choose_partition
 from engine.clients.sender import Sender
-from engine.config_values import parse_config_value
+from engine.common.config_values import parse_config_value
 from engine.cluster import ClusterError
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine import events as ev
-from engine.broker import record_batch as rb
+from engine.storage import record_batch as rb
 from engine.clients.accumulator import ProducerBatch, TopicPartition
 from engine.protocol import (InitProducerIdRequest, InitProducerIdResponse, MetadataRequest, MetadataResponse,
                              PartitionMetadata, ProducePartitionData, ProduceRequest, ProduceResponse)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from engine import events as ev
-from engine.broker import record_batch as rb
+from engine.storage import record_batch as rb
 from engine.broker.broker import REQUEST_HANDLERS, ROLE_CHANGE_LISTENERS
 from engine.groups import group as g
 from engine.groups import list_offsets  # noqa: F401  (registers the ListOffsets handler)

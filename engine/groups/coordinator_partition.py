@@ -8,7 +8,7 @@ partition is the group's coordinator. Example: "test-group" hashes to 627841412,
 """
 from __future__ import annotations
 
-from engine.clients.hashing import java_abs, java_string_hashcode
+from engine.common.hashing import java_abs, java_string_hashcode
 
 OFFSETS_TOPIC_NUM_PARTITIONS_DEFAULT = 50     # offsets.topic.num.partitions
 

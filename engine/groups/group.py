@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from engine.clients.hashing import JavaHashSetOrder, java_hashmap_order, java_string_hashcode
+from engine.common.hashing import JavaHashSetOrder, java_hashmap_order, java_string_hashcode
 
 EMPTY = "Empty"
 PREPARING_REBALANCE = "PreparingRebalance"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from engine.protocol import (EpochQuery, FetchPartition, FetchRequest, FetchResponse,
                              OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse)
-from engine.replication.leader_epoch_cache import UNDEFINED
+from engine.storage.leader_epoch_cache import UNDEFINED
 
 if TYPE_CHECKING:
     from engine.broker.broker import Broker

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from engine import events as ev
-from engine.broker import record_batch as rb
-from engine.broker.errors import KafkaStorageError
-from engine.broker.log import Log
-from engine.broker.producer_state import ProducerStateError, ProducerStateManager, batch_headers, has_producer_id
+from engine.storage import record_batch as rb
+from engine.storage.errors import KafkaStorageError
+from engine.storage.log import Log
+from engine.storage.producer_state import ProducerStateError, ProducerStateManager, batch_headers, has_producer_id
 from engine.protocol import PartitionState
-from engine.replication.leader_epoch_cache import LeaderEpochCache
-from engine.replication.metadata_store import BadVersionError, NoNodeError
+from engine.storage.leader_epoch_cache import LeaderEpochCache
+from engine.metadata.store import BadVersionError, NoNodeError
 
 if TYPE_CHECKING:
     from engine.broker.broker import Broker

@@ -22,11 +22,11 @@ import os
 from typing import Any, Callable
 
 from engine import events as ev
-from engine.broker.errors import InvalidConfigError
+from engine.storage.errors import InvalidConfigError
 from engine.cluster import Cluster, ClusterError, split_config
 from engine.scenarios.schema import StepArgumentError, check_cluster, check_step, is_internal_topic
 from engine.topic_pattern import TopicPattern
-from engine.topics import collision_warning
+from engine.common.topics import collision_warning
 
 Warnings = list[str]
 Step = Callable[[Cluster, dict, int], "Warnings | None"]
@@ -84,7 +84,7 @@ def validate(scenario: Any) -> None:
 
 
 def _validate_cluster(cluster: dict) -> None:
-    """The shape's fields (schema.check_cluster) and its settings' bounds (engine.config_values:
+    """The shape's fields (schema.check_cluster) and its settings' bounds (engine.common.config_values:
     Kafka's minimums, no 0 ms timer), before a cluster is built from it."""
     try:
         checked = check_cluster(cluster)

@@ -35,7 +35,7 @@ from engine.cluster import MAX_BROKERS
 from engine.events import EVENT_TYPES, event_fields
 from engine.groups.assignors import ASSIGNORS
 from engine.replication.fetcher import TRUNCATION_MODES
-from engine.topics import LEGAL as LEGAL_TOPIC, MAX_NAME_LENGTH as MAX_TOPIC_LENGTH
+from engine.common.topics import LEGAL as LEGAL_TOPIC, MAX_NAME_LENGTH as MAX_TOPIC_LENGTH
 
 MAX_WAIT_MS = 600_000            # every timeout and wait: ten virtual minutes, as step_until
 MAX_DELAY_MS = 60_000            # slow_broker: a minute of extra network delay is already a dead link

@@ -18,7 +18,7 @@ the same:
   `.timeindex`: `timestamp: … offset: …` per entry, checked likewise (the entry's offset is a
   batch's last offset, its timestamp that batch's largest, timestamps increase).
   `--verify-index-only` checks without printing the entries; `--index-sanity-check` runs the check
-  a broker runs on start-up to decide whether to rebuild an index (engine.broker.index `load`)
+  a broker runs on start-up to decide whether to rebuild an index (engine.storage.index `load`)
   and says "… passed sanity check." or why not.
 - Kafka's decoders (`--offsets-decoder`, `--transaction-log-decoder`, …, a `--key-decoder-class`
   or `--value-decoder-class` other than the string decoder) are refused with a sentence: keys and
@@ -32,8 +32,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from engine.broker import record_batch as rb
-from engine.broker.index import (OFFSET_ENTRY, OFFSET_ENTRY_SIZE, TIME_ENTRY, TIME_ENTRY_SIZE, CorruptIndexError,
+from engine.storage import record_batch as rb
+from engine.storage.index import (OFFSET_ENTRY, OFFSET_ENTRY_SIZE, TIME_ENTRY, TIME_ENTRY_SIZE, CorruptIndexError,
                                  OffsetIndex, TimeIndex)
 
 INT32_MAX = 2**31 - 1                     # --max-bytes default (Integer.MAX_VALUE)

@@ -27,7 +27,7 @@ import engine
 from engine import checkpoint
 from engine import events as ev
 from engine.broker.broker import Broker
-from engine.broker.segment import LogSegment
+from engine.storage.segment import LogSegment
 from engine.cluster import Cluster, ClusterError
 from engine.clients.consumer_app import PollLoop
 from engine.graph_pickle import GraphPickleError

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from engine import cli
-from engine.broker.index import OFFSET_ENTRY, TIME_ENTRY
-from engine.broker.log import Log
+from engine.storage.index import OFFSET_ENTRY, TIME_ENTRY
+from engine.storage.log import Log
 
 
 def dump(*argv: str, data_dir: str = "lab-cluster-not-there") -> tuple[int, list[str], list[str]]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from engine import Cluster
-from engine.broker import record_batch as rb
+from engine.storage import record_batch as rb
 from engine.cluster import ClusterError
 from engine.read_api import list_partitions, read_committed
 

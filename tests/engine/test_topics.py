@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.topics import (MAX_NAME_LENGTH, InvalidTopicError, check_collision, collision_warning,
+from engine.common.topics import (MAX_NAME_LENGTH, InvalidTopicError, check_collision, collision_warning,
                            validate_topic_name)
 
 WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') "

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 import lab.registry
-from engine.broker import record_batch as rb
+from engine.storage import record_batch as rb
 from lab.registry import build_host
 
 pytestmark = pytest.mark.django_db

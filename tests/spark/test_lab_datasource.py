@@ -139,7 +139,7 @@ def test_streaming_reads_micro_batches_and_resumes_from_its_checkpoint(spark, la
 
 def _logged_rows(cluster, topic: str, partitions: int) -> list[tuple]:
     """What the leaders' logs hold, decoded by record_batch: the columns the source must return."""
-    from engine.broker import record_batch as rb
+    from engine.storage import record_batch as rb
     rows = []
     for p in range(partitions):
         log = cluster.brokers[cluster.leader_of(topic, p)].partitions[(topic, p)].log

@@ -39,13 +39,13 @@ Divergences from the Java client that remain:
   to topics nobody else reads, or to nothing). Here the hand-back rule is skipped for such an
   owner and balancing goes on, so the group still gets an assignment.
 - Java's HashMap iteration order is modelled exactly only while no bucket holds more than 8
-  keys (see engine.clients.hashing); with member ids that is astronomically rare.
+  keys (see engine.common.hashing); with member ids that is astronomically rare.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.clients.hashing import JavaHashSetOrder, java_string_sort_key
+from engine.common.hashing import JavaHashSetOrder, java_string_sort_key
 from engine.groups.assignors.types import (
     Assignment,
     PartitionAssignor,

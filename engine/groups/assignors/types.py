@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.clients.hashing import java_hashmap_order, java_string_hashcode, java_string_sort_key, to_int32
+from engine.common.hashing import java_hashmap_order, java_string_hashcode, java_string_sort_key, to_int32
 
 _JAVA_HASH_PRIME = 31
 

@@ -9,16 +9,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.broker import columnar
-from engine.broker import record_batch as rb
-from engine.broker.crc import crc32c
-from engine.broker.record_batch import CorruptRecordError, encode_batch
+from engine.storage import columnar
+from engine.storage import record_batch as rb
+from engine.storage.crc import crc32c
+from engine.storage.record_batch import CorruptRecordError, encode_batch
 
 T0 = 1_700_000_000_000  # a fixed "now" in milliseconds
 EVERYTHING = (columnar.INT64_MIN, columnar.INT64_MAX)
 
 needs_extension = pytest.mark.skipif(
-    not columnar.HAS_EXTENSION, reason="engine.broker._columnar is not built (run `pip install -e .`)")
+    not columnar.HAS_EXTENSION, reason="engine.storage._columnar is not built (run `pip install -e .`)")
 DECODERS = [pytest.param(columnar.decode_columns_c, id="c", marks=needs_extension),
             pytest.param(columnar.decode_columns_python, id="python")]
 

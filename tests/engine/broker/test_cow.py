@@ -1,12 +1,12 @@
-"""Copy-on-write for log files a checkpoint shares by hard link (engine.broker.cow)."""
+"""Copy-on-write for log files a checkpoint shares by hard link (engine.storage.cow)."""
 from __future__ import annotations
 
 import os
 
-from engine.broker import cow
-from engine.broker.index import OffsetIndex
-from engine.broker.log_config import LogConfig
-from engine.broker.segment import LogSegment
+from engine.storage import cow
+from engine.storage.index import OffsetIndex
+from engine.storage.log_config import LogConfig
+from engine.storage.segment import LogSegment
 
 
 def test_a_shared_file_becomes_a_private_copy_and_the_other_link_keeps_its_bytes(tmp_path):
@@ -56,7 +56,7 @@ def test_a_truncation_of_a_linked_segment_copies_it_first(tmp_path):
 
 
 def test_a_checkpoint_file_rewritten_by_rename_leaves_the_other_link_alone(tmp_path):
-    from engine.replication.checkpoints import read_offsets, write_offsets
+    from engine.storage.checkpoints import read_offsets, write_offsets
     path = str(tmp_path / "replication-offset-checkpoint")
     write_offsets(path, {("t", 0): 5}, fsync=False)
     os.link(path, tmp_path / "linked")

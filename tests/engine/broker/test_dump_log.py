@@ -3,7 +3,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from engine.broker.log import Log
+from engine.storage.log import Log
 
 
 def _log_with_records(path, clock):

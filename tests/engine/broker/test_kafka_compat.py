@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from kafka import codec as kafka_codec
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
-from engine.broker import record_batch as rb
-from engine.broker.record_batch import Header, Record, decode_batch, encode_batch
+from engine.storage import record_batch as rb
+from engine.storage.record_batch import Header, Record, decode_batch, encode_batch
 
 T0 = 1_700_000_000_000
 KAFKA_PYTHON_LEADER_EPOCH = 0

@@ -4,10 +4,10 @@ import os
 
 import pytest
 
-from engine.broker import record_batch as rb
-from engine.broker.errors import (
+from engine.storage import record_batch as rb
+from engine.storage.errors import (
     CorruptRecordAppendError, InvalidConfigError, OffsetOutOfRangeError, RecordTooLargeError)
-from engine.broker.log import Log
+from engine.storage.log import Log
 
 
 def _values(records):

@@ -10,7 +10,7 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.broker.log import Log
+from engine.storage.log import Log
 from tests.engine.broker.test_log_properties import read_all
 
 CONFIG = {"segment.bytes": 600, "index.interval.bytes": 100}

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from engine.broker.log import Log
+from engine.storage.log import Log
 
 DAY = 24 * 3600 * 1000
 CONFIG = {"segment.bytes": 512, "index.interval.bytes": 128, "retention.bytes": 2048,

@@ -1,7 +1,7 @@
 """The seed's example: find offset 170213 in a log whose segment starts at 170210."""
 from __future__ import annotations
 
-from engine.broker.log import Log
+from engine.storage.log import Log
 
 
 def _seed_shaped_log(path, clock):

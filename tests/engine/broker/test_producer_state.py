@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.broker import record_batch as rb
-from engine.broker.log import Log
-from engine.broker.producer_state import (INVALID_PRODUCER_EPOCH, NUM_BATCHES_TO_RETAIN,
+from engine.storage import record_batch as rb
+from engine.storage.log import Log
+from engine.storage.producer_state import (INVALID_PRODUCER_EPOCH, NUM_BATCHES_TO_RETAIN,
                                           OUT_OF_ORDER_SEQUENCE_NUMBER, ProducerStateError, ProducerStateManager,
                                           batch_headers, increment_sequence, last_sequence_of)
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.broker import record_batch as rb
-from engine.broker.crc import crc32c
-from engine.broker.record_batch import (
+from engine.storage import record_batch as rb
+from engine.storage.crc import crc32c
+from engine.storage.record_batch import (
     CorruptRecordError,
     Header,
     Record,

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.broker.errors import OffsetOutOfRangeError
-from engine.broker.log import Log
+from engine.storage.errors import OffsetOutOfRangeError
+from engine.storage.log import Log
 
 DAY = 24 * 3600 * 1000
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 
-from engine.broker.log import Log
+from engine.storage.log import Log
 
 
 def _names(path):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 
-from engine.broker.log import Log
+from engine.storage.log import Log
 
 
 def _log(path, clock):
@@ -90,6 +90,6 @@ def test_truncating_inside_a_batch_keeps_exactly_the_records_below_the_target(tm
     assert log.log_end_offset == 2 and event.records_removed == 2
     kept = log.read(0, 1 << 20)
     assert [(r.offset, r.value) for r in kept] == [(0, b"a"), (1, b"b")]
-    from engine.broker import record_batch as rb
+    from engine.storage import record_batch as rb
     _, header = next(rb.iter_batches(open(log.active_segment.log_path, "rb").read()))
     assert header.partition_leader_epoch == 4 and header.last_offset == 1

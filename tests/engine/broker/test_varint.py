@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.broker.varint import (
+from engine.storage.varint import (
     ENCODED_SMALL_VARINTS,
     INT32_MAX,
     INT32_MIN,

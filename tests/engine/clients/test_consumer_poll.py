@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from engine import Cluster
-from engine.broker.errors import InvalidConfigError
+from engine.storage.errors import InvalidConfigError
 from engine.clients.consumer_state import (CommitFailedError, ConsumerConfig, IllegalStateError, KafkaClientError,
                                            NoOffsetForPartitionError)
 from engine.groups.assignors import TopicPartition

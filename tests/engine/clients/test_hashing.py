@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 
-from engine.clients.hashing import (
+from engine.common.hashing import (
     JavaHashSetOrder,
     java_abs,
     java_hashmap_capacity,

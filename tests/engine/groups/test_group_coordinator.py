@@ -315,7 +315,7 @@ def test_tombstones_delete_on_load(cluster, client):
     commit(cluster, client, coordinator, generation, ids[0], 5)
     p = coordinator_partition("g", 5)
     partition = cluster.brokers[coordinator].partitions[(ot.OFFSETS_TOPIC, p)]
-    from engine.broker import record_batch as rb
+    from engine.storage import record_batch as rb
     partition.append_as_leader(rb.encode_batch([ot.offset_tombstone("g", "t", 0), ot.group_record("g", None)],
                                                base_timestamp=cluster.record_clock()), 1)
     fresh = gc.GroupCoordinator(cluster.brokers[coordinator])

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from engine.replication.checkpoints import (CheckpointError, read_epochs, read_offsets, write_atomically,
+from engine.storage.checkpoints import (CheckpointError, read_epochs, read_offsets, write_atomically,
                                             write_epochs, write_offsets)
 
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from engine.replication.leader_epoch_cache import FILE_NAME, UNDEFINED, LeaderEpochCache
+from engine.storage.leader_epoch_cache import FILE_NAME, UNDEFINED, LeaderEpochCache
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ import struct
 from array import array
 from dataclasses import dataclass
 
-from engine.broker import cow
+from engine.storage import cow
 
 OFFSET_ENTRY = struct.Struct(">ii")  # relativeOffset, position
 TIME_ENTRY = struct.Struct(">qi")    # timestamp, relativeOffset
@@ -53,7 +53,7 @@ class _IndexFile:
     def _writer(self):
         # Appending to a file a checkpoint shares is safe: the checkpoint recorded the file's
         # length when it linked it and a restore copies only that prefix (engine.checkpoint).
-        # Rewrites and truncations copy a shared file first (engine.broker.cow).
+        # Rewrites and truncations copy a shared file first (engine.storage.cow).
         if self._file is None:
             self._file = open(self.path, "ab")
         return self._file

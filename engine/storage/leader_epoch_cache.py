@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from engine.replication import checkpoints
+from engine.storage import checkpoints
 
 FILE_NAME = "leader-epoch-checkpoint"
 UNDEFINED = -1

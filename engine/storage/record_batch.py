@@ -54,8 +54,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from engine.broker.crc import crc32c
-from engine.broker.varint import (
+from engine.storage.crc import crc32c
+from engine.storage.varint import (
     ENCODED_SMALL_VARINTS,
     SMALL_ZIGZAG_VALUES,
     decode_varint,

@@ -17,7 +17,7 @@ consumer never hands control records to the application. Each batch's CRC-32C is
 unless verify_crc=False (Kafka's consumer: check.crcs=true by default).
 
 Two implementations with identical output:
-- the C extension `engine.broker._columnar` walks the bytes once and fills Arrow buffers
+- the C extension `engine.storage._columnar` walks the bytes once and fills Arrow buffers
   directly, with no Python object per record (~30 ns a 100-byte record, CRC included, against
   ~1.5 µs through decode_batch and Arrow lists);
 - `decode_columns_python`, the fallback when the extension was not built, decodes with
@@ -28,13 +28,13 @@ data raises CorruptRecordError; compressed batches are decompressed in Python ei
 from __future__ import annotations
 
 import pyarrow as pa
-from crc32c import crc32c   # engine.broker.crc's backend, called directly: one C call per batch
+from crc32c import crc32c   # engine.storage.crc's backend, called directly: one C call per batch
 
-from engine.broker import record_batch as rb
-from engine.broker.record_batch import BytesLike, CorruptRecordError
+from engine.storage import record_batch as rb
+from engine.storage.record_batch import BytesLike, CorruptRecordError
 
 try:
-    from engine.broker import _columnar
+    from engine.storage import _columnar
 except ImportError:  # built by `pip install -e .`; a machine without a compiler has none
     _columnar = None
 
@@ -67,7 +67,7 @@ def decode_columns_c(data: BytesLike, first_offset: int = INT64_MIN, end_offset:
                      *, verify_crc: bool = True) -> pa.RecordBatch:
     """`decode_columns` through the C extension (ImportError when it was not built)."""
     if _columnar is None:
-        raise ImportError("engine.broker._columnar is not built (run `pip install -e .`)")
+        raise ImportError("engine.storage._columnar is not built (run `pip install -e .`)")
     # rb.decompress: the codecs stay in one place, in Python, for both implementations.
     parts = _columnar.decode(data, first_offset, end_offset, crc32c if verify_crc else None,
                              rb.decompress)

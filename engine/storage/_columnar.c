@@ -1,4 +1,4 @@
-/* engine.broker._columnar: v2 record batches straight to Arrow column buffers.
+/* engine.storage._columnar: v2 record batches straight to Arrow column buffers.
  *
  * The fast path of engine/broker/columnar.py (read that module first: it owns the Python API,
  * the pure-Python fallback of identical output, and wraps these buffers into Arrow arrays).
@@ -72,7 +72,7 @@
 #define UNLIKELY(x) (x)
 #endif
 
-static PyObject *CorruptRecordError;  /* engine.broker.record_batch.CorruptRecordError */
+static PyObject *CorruptRecordError;  /* engine.storage.record_batch.CorruptRecordError */
 
 /* Raise CorruptRecordError("batch at position P: ...", P). Returns -1 for `return corrupt(...)`. */
 static int
@@ -644,14 +644,14 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "engine.broker._columnar",
+    PyModuleDef_HEAD_INIT, "engine.storage._columnar",
     "v2 record batches to Arrow column buffers (see engine/broker/columnar.py).", -1, methods,
 };
 
 PyMODINIT_FUNC
 PyInit__columnar(void)
 {
-    PyObject *record_batch = PyImport_ImportModule("engine.broker.record_batch");
+    PyObject *record_batch = PyImport_ImportModule("engine.storage.record_batch");
     if (record_batch == NULL)
         return NULL;
     CorruptRecordError = PyObject_GetAttrString(record_batch, "CorruptRecordError");

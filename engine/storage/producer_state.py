@@ -31,10 +31,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engine.broker import record_batch as rb
+from engine.storage import record_batch as rb
 
 if TYPE_CHECKING:
-    from engine.broker.log import Log
+    from engine.storage.log import Log
 
 NUM_BATCHES_TO_RETAIN = 5
 MAX_SEQUENCE = (1 << 31) - 1

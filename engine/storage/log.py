@@ -31,18 +31,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from engine.broker import cow
-from engine.broker import record_batch as rb
-from engine.broker.errors import (
+from engine.storage import cow
+from engine.storage import record_batch as rb
+from engine.storage.errors import (
     CorruptRecordAppendError,
     InvalidRecordError,
     LogClosedError,
     OffsetOutOfRangeError,
     RecordTooLargeError,
 )
-from engine.broker.index import IndexLookup
-from engine.broker.log_config import LogConfig
-from engine.broker.log_events import (
+from engine.storage.index import IndexLookup
+from engine.storage.log_config import LogConfig
+from engine.storage.log_events import (
     LogFlushed,
     LogRecovered,
     LogStartOffsetIncremented,
@@ -50,7 +50,7 @@ from engine.broker.log_events import (
     SegmentDeleted,
     SegmentRolled,
 )
-from engine.broker.segment import LOG_SUFFIX, Location, LogSegment, ScanStep
+from engine.storage.segment import LOG_SUFFIX, Location, LogSegment, ScanStep
 
 SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex)$")
 STRAY_SUFFIXES = (".deleted", ".cleaned", ".swap")

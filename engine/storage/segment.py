@@ -8,7 +8,7 @@ The segment owns the byte-level rules Kafka applies to one file:
 - recover: re-validate every batch, rebuild both indexes, cut the file at the first bad byte;
 - truncate to an offset, index included;
 - never modify a file in place while an engine checkpoint shares it by hard link: appends,
-  truncations and index rebuilds copy it first (engine.broker.cow).
+  truncations and index rebuilds copy it first (engine.storage.cow).
 
 Files are named by the base offset zero-padded to 20 digits, e.g. `00000000000000170210.log`.
 """
@@ -17,10 +17,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from engine.broker import cow
-from engine.broker import record_batch as rb
-from engine.broker.index import CorruptIndexError, IndexLookup, OffsetIndex, TimeIndex
-from engine.broker.log_config import LogConfig
+from engine.storage import cow
+from engine.storage import record_batch as rb
+from engine.storage.index import CorruptIndexError, IndexLookup, OffsetIndex, TimeIndex
+from engine.storage.log_config import LogConfig
 
 HEADER_SCAN_BYTES = 16 * 1024  # read size of a header scan (_iter_headers)
 
@@ -79,7 +79,7 @@ class LogSegment:
     def create(cls, directory: str, base_offset: int, config: LogConfig, *, created_ms: int = 0) -> LogSegment:
         seg = cls(directory, base_offset, config, created_ms=created_ms)
         for path in (seg.log_path, seg.index_path, seg.time_index_path):
-            cow.create_empty(path)  # a new inode, never one a checkpoint shares (engine.broker.cow)
+            cow.create_empty(path)  # a new inode, never one a checkpoint shares (engine.storage.cow)
         return seg
 
     @classmethod
@@ -371,7 +371,7 @@ class LogSegment:
         """The descriptor appends go through. Appending to a file a checkpoint shares is safe: a
         checkpoint records how long the file was when it linked it, and a restore copies only that
         prefix (engine.checkpoint); what changes bytes already written — a truncation — copies a
-        shared file first (engine.broker.cow), and closes the descriptors on the old inode."""
+        shared file first (engine.storage.cow), and closes the descriptors on the old inode."""
         return self._reader()
 
     def _close_fds(self) -> None:

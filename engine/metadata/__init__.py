@@ -1,0 +1,1 @@
+"""The metadata layer: the ZooKeeper-like store and what ZooKeeper-mode Kafka keeps in it."""
