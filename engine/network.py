@@ -47,6 +47,10 @@ class Network:
     def set_up(self, node: str, up: bool) -> None:
         self._up[node] = up
 
+    def is_up(self, node: str) -> bool:
+        """Whether `node`'s process runs (a node never attached is not up)."""
+        return self._up.get(node, False)
+
     def cut(self, a: str, b: str) -> None:
         self._cut.add(frozenset((a, b)))
 
