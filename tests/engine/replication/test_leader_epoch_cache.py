@@ -35,12 +35,14 @@ def test_it_records_a_new_epoch_and_its_start_offset(cache):
     assert cache.entries == [(2, 10)] and cache.latest_epoch == 2
 
 
-def test_it_only_accepts_increasing_epochs(cache):
+def test_the_latest_epoch_again_at_a_later_offset_changes_nothing(cache):
     _filled(cache, (1, 0), (3, 5))
     assert cache.assign(3, 7) is False   # same epoch again: its start offset does not move
-    assert cache.assign(2, 9) is False   # an older epoch
-    assert cache.assign(-1, 9) is False  # undefined
+    with pytest.raises(ValueError):
+        cache.assign(-1, 9)              # undefined: Kafka throws IllegalArgumentException
     assert cache.entries == [(1, 0), (3, 5)]
+    # An older epoch is not ignored (Kafka's shouldEnforceMonotonicallyIncreasingEpochs): see
+    # tests/engine/kafka_parity/test_leader_epoch_file_cache.py.
 
 
 def test_it_removes_entries_at_or_after_a_new_epochs_start_offset(cache):
