@@ -15,9 +15,8 @@ seed and the same commands give the same events and the same bytes on disk.
 """
 from __future__ import annotations
 
-import base64
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Callable
 
 from engine import events as ev
@@ -32,11 +31,13 @@ from engine.network import Network
 from engine.produced_log import ProducedLog
 from engine.protocol import ProduceRequest, ProduceResponse
 from engine.replication.assignment import assign_replicas
-from engine.replication.controller import Controller, partition_path
+from engine.metadata import zk
+from engine.metadata.zk import TopicInfo, partition_path
+from engine.replication.controller import Controller
 from engine.replication.fetcher import TRUNCATION_MODES
-from engine.metadata.store import MetadataStore, NodeExistsError
+from engine.metadata.store import MetadataStore
 from engine.sim import RandomTree, Scheduler
-from engine.common.topics import (TopicExistsError, UnknownTopicError, check_collision, collision_warning,
+from engine.common.topics import (TopicExistsError, UnknownTopicError, check_collision,
                            validate_topic_name)
 
 # Record timestamps are virtual too: the cluster's clock starts at this instant (2023-11-14).
@@ -87,15 +88,6 @@ class ClusterConfig:
     network_min_delay_ms: int = 1
     network_max_delay_ms: int = 3
     network_loss_rate: float = 0.0
-
-
-@dataclass
-class TopicInfo:
-    name: str
-    partitions: int
-    replication_factor: int
-    config: dict = field(default_factory=dict)
-    topic_id: str = ""             # Kafka's topic id: 16 random bytes, URL-safe base64 without padding
 
 
 @dataclass
@@ -173,9 +165,9 @@ class Cluster:
                                max_delay_ms=self.cluster_config.network_max_delay_ms,
                                loss_rate=self.cluster_config.network_loss_rate)
         self.store = MetadataStore(self.scheduler)
-        self.topics: dict[str, TopicInfo] = {}
+        # The topic registry is the store's (engine/metadata/zk.py): this is a read-through view of it.
+        self.topics = zk.Topics(self.store)
         self.controller: Controller | None = None
-        self.controller_epoch = 0
         self.controller_epoch_seen: dict[int, int] = {}
         self.produced = ProducedLog()            # the newest sends and every one unanswered (produced_log.py)
         self.producers: dict[str, object] = {}   # name -> engine.clients.producer.Producer
@@ -185,6 +177,7 @@ class Cluster:
         self._client = NetworkClient(self, CLIENT)
         self.store.watch("/controller", lambda path: self._on_controller_node_changed())
         self.store.watch("/brokers/ids", lambda path: self._on_brokers_changed())
+        self.store.watch(zk.TOPICS_PATH, self._on_topic_node_changed, at_once=True)
         for broker_id in range(1, brokers + 1):
             broker = Broker(self, broker_id)
             self.brokers[broker_id] = broker
@@ -288,32 +281,30 @@ class Cluster:
         self._schedule_controller_attempt(broker)
 
     def registrations(self) -> dict[int, int]:
-        out = {}
-        for child in self.store.children("/brokers/ids"):
-            data = self.store.get_or_none(f"/brokers/ids/{child}")
-            if data is not None:
-                out[int(child)] = data["incarnation"]
-        return out
+        """Live broker id -> the incarnation it registered with (its `/brokers/ids` node)."""
+        return zk.registrations(self.store)
+
+    @property
+    def controller_epoch(self) -> int:
+        return zk.controller_epoch(self.store)
 
     def _schedule_controller_attempt(self, broker: Broker) -> None:
         delay = self._controller_rng.randint(1, 5)
         broker.schedule(delay, lambda: self._try_become_controller(broker), "controller election")
 
     def _try_become_controller(self, broker: Broker) -> None:
-        if self.store.exists("/controller"):
+        epoch = zk.elect_controller(self.store, broker.id, broker.session)
+        if epoch is None:
             return
-        try:
-            self.store.create("/controller", {"brokerid": broker.id}, session=broker.session)
-        except NodeExistsError:
-            return
-        self.controller_epoch += 1
-        self.controller = Controller(self, broker.id, self.controller_epoch)
-        self.bus.publish(ev.ControllerElected(broker=broker.id, controller_epoch=self.controller_epoch))
+        self.controller = Controller(broker, self.store, epoch)
+        self.bus.publish(ev.ControllerElected(broker=broker.id, controller_epoch=epoch))
         self.controller.on_elected()
 
     def _on_controller_node_changed(self) -> None:
         if self.store.exists("/controller"):
             return
+        if self.controller is not None:
+            self.controller.resign()
         self.controller = None
         for broker in self.brokers.values():
             if broker.alive:
@@ -323,9 +314,13 @@ class Cluster:
         if self.controller is not None:
             self.controller.on_brokers_changed()
 
+    def _on_topic_node_changed(self, path: str) -> None:
+        topic = zk.topic_of(path)
+        if topic is not None and self.controller is not None:
+            self.controller.on_topic_change(topic)
+
     def controller_id(self) -> int:
-        data = self.store.get_or_none("/controller")
-        return data["brokerid"] if data else -1
+        return zk.controller_id(self.store)
 
     # -- topics -----------------------------------------------------------------------------
     def create_topic(self, topic: str, partitions: int = 1, replication_factor: int = 1, *,
@@ -354,15 +349,8 @@ class Cluster:
             self.run_until_idle()
         if self.controller is None:
             raise ClusterError("There is no controller: no broker is alive", "NOT_CONTROLLER")
-        self.topics[topic] = TopicInfo(topic, len(assignment), len(assignment[0]), merged,
-                                       topic_id=_topic_id(self.random.fork(f"topic-id/{topic}")))
-        self.store.create(f"/brokers/topics/{topic}", {"partitions": {str(p): r for p, r in enumerate(assignment)}})
-        self.store.create(f"/config/topics/{topic}", merged)
-        warning = collision_warning(topic)
-        self.bus.publish(ev.TopicCreated(topic=topic, partitions=len(assignment),
-                                         replication_factor=len(assignment[0]), assignment=assignment,
-                                         config=merged, warnings=[warning] if warning else []))
-        self.controller.create_partitions(topic, assignment)
+        # The controller hears of it at once, announces it and creates its partitions (Controller.on_topic_change).
+        zk.create_topic(self.store, topic, assignment, merged, zk.new_topic_id(self.random.fork(f"topic-id/{topic}")))
         if wait:
             self._wait_for_leaders(topic)
         return self.describe_topic(topic)
@@ -384,13 +372,7 @@ class Cluster:
                                     start_index=start_index, start_partition_id=info.partitions)
         except ValueError as error:
             raise ClusterError(str(error), getattr(error, "kafka_name", "INVALID_REQUEST")) from None
-        old = info.partitions
-        info.partitions = count
-        data = self.store.get(f"/brokers/topics/{topic}")[0]
-        data["partitions"].update({str(old + i): r for i, r in enumerate(added)})
-        self.store.set(f"/brokers/topics/{topic}", data)
-        self.bus.publish(ev.PartitionsAdded(topic=topic, partitions=count, added=added))
-        self.controller.create_partitions(topic, added, first_partition=old)
+        zk.add_partitions(self.store, topic, added)   # the controller creates them (Controller.on_topic_change)
         if wait:
             self._wait_for_leaders(topic)
         return self.describe_topic(topic)
@@ -482,15 +464,8 @@ class Cluster:
         return info
 
     def all_partitions(self) -> list[tuple[str, int]]:
-        return [(t, p) for t in self.topics for p in range(self.topics[t].partitions)]
-
-    def log_config_for(self, topic: str) -> dict:
-        return {k: v for k, v in self.topics[topic].config.items()
-                if k not in ("min.insync.replicas", "unclean.leader.election.enable")}
-
-    def unclean_allowed(self, topic: str) -> bool:
-        value = self.topics[topic].config.get("unclean.leader.election.enable")
-        return self.broker_config.unclean_leader_election_enable if value is None else _as_bool(value)
+        """Every partition of every topic, topics in the order they were created."""
+        return [(t, p) for t, info in self.topics.items() for p in range(info.partitions)]
 
     def partition_state(self, topic: str, partition: int) -> dict:
         self._topic(topic)
@@ -756,10 +731,6 @@ class Cluster:
             broker.shutdown()
 
 
-def _topic_id(rng) -> str:
-    return base64.urlsafe_b64encode(rng.getrandbits(128).to_bytes(16, "big")).decode().rstrip("=")
-
-
 def _ids(*nodes: int | str) -> list[int]:
     return [int(n) for n in nodes if isinstance(n, int) or str(n).isdigit()]
 
@@ -770,10 +741,6 @@ def _acks(acks: int | str) -> int:
     if acks in (0, 1, "0", "1"):
         return int(acks)
     raise ClusterError(f"acks must be 0, 1 or all (-1), not {acks!r}", "INVALID_REQUIRED_ACKS")
-
-
-def _as_bool(value: object) -> bool:
-    return parse_config_value("unclean.leader.election.enable", value, "bool", InvalidConfigError)
 
 
 def _utf8(data: bytes | str | None) -> bytes | None:

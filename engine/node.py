@@ -18,13 +18,16 @@ facade builds one and hands it to every node it creates. Seeds are forked by *na
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-from typing import Callable, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from engine import events as ev
 from engine.network import Network
 from engine.protocol import RequestEnvelope, ResponseEnvelope
 from engine.sim import RandomTree, Scheduler
+
+if TYPE_CHECKING:
+    from engine.metadata.store import MetadataStore
 
 # Record timestamps are virtual too: the cluster's clock starts at this instant (2023-11-14).
 EPOCH_MS = 1_700_000_000_000
@@ -43,6 +46,7 @@ class World:
     data_dir: str
     fsync: bool = False            # real fsync on flush (crashes are simulated, so off by default)
     epoch_ms: int = EPOCH_MS
+    _streams: dict[str, random.Random] = field(default_factory=dict, repr=False)
 
     @property
     def now_ms(self) -> int:
@@ -51,6 +55,15 @@ class World:
     def record_time_ms(self) -> int:
         """Wall-clock time as records and retention see it: virtual, from `epoch_ms`."""
         return self.epoch_ms + self.scheduler.now_ms
+
+    def stream(self, name: str) -> random.Random:
+        """The world's one seeded stream of this name, shared by every node that draws from it
+        (the brokers' controller-election delays, replica assignment, group member ids): one
+        sequence of numbers, whichever node draws next — unlike `Node.rng`, a fresh fork per call."""
+        stream = self._streams.get(name)
+        if stream is None:
+            stream = self._streams[name] = self.random.fork(name)
+        return stream
 
 
 class NodeContext(Protocol):
@@ -66,6 +79,27 @@ class NodeContext(Protocol):
     def cancel(self, timer: object | None) -> None: ...
     def publish(self, event: ev.Event) -> None: ...
     def rng(self, name: str) -> random.Random: ...
+
+
+class BrokerContext(NodeContext, Protocol):
+    """What a broker's parts — a replica (Partition), a replica fetcher, the controller, the group
+    coordinator — ask of the broker they run in (engine/broker/broker.py is the one implementation).
+    They never reach past it to other brokers or to the facade."""
+    id: int
+    config: Any                          # the broker's settings, Kafka's names (engine.cluster.BrokerConfig)
+    cluster_config: Any                  # how the lab runs it: the truncation mode, fsync (ClusterConfig)
+    store: MetadataStore                 # ZooKeeper (engine.metadata.zk reads it)
+    partitions: dict[tuple[str, int], Any]   # its replicas, engine.replication.partition.Partition
+    durable_offsets: dict[tuple[str, int], int]
+
+    @property
+    def alive(self) -> bool: ...
+    @property
+    def fetchers_paused(self) -> bool: ...
+    def is_broker_registered(self, broker_id: int) -> bool: ...
+    def send_to_broker(self, broker_id: int, request: object, summary: dict, *, foreground: bool,
+                       on_response: Callable[[object], None]) -> None: ...
+    def complete_delayed_fetches(self, topic: str, partition: int) -> None: ...
 
 
 class Node:
@@ -151,6 +185,10 @@ class Node:
 
     def in_flight(self) -> int:
         return len(self._pending)
+
+    def request_timers(self) -> list:
+        """The time-outs of the requests still waiting for an answer (those sent with one)."""
+        return [timer for _, timer in self._pending.values() if timer is not None and not timer.cancelled]
 
     def _receive(self, src: str, message: object) -> None:
         if not self.alive:

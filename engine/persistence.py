@@ -1,9 +1,10 @@
 """A lab cluster that outlives its process: what ZooKeeper and the brokers keep on disk.
 
     <data_dir>/cluster.json          the cluster's shape (brokers, seed, config, truncation), its
-                                     virtual clock, and its topics
-    <data_dir>/zookeeper/data.json   the persistent metadata nodes: topics' assignments, partition
-                                     states (leader, epoch, ISR), topic configs
+                                     virtual clock, and a copy of its topics and controller epoch
+    <data_dir>/zookeeper/data.json   the persistent metadata nodes: topics' assignments and ids,
+                                     partition states (leader, epoch, ISR), topic configs, the
+                                     controller epoch — the source of truth (engine/metadata/zk.py)
     <data_dir>/broker-N/…            each broker's logs and checkpoints (written as it runs)
 
 Ephemeral nodes (broker registrations, /controller) die with the process, as a ZooKeeper
@@ -19,7 +20,8 @@ from dataclasses import asdict
 from typing import Callable
 
 from engine import events as ev
-from engine.cluster import Cluster, ClusterError, TopicInfo
+from engine.cluster import Cluster, ClusterError
+from engine.metadata import zk
 from engine.storage.checkpoints import write_atomically
 
 CLUSTER_FILE = "cluster.json"
@@ -68,16 +70,28 @@ def open_cluster(data_dir: str, *, on_event: Callable[[ev.Event], None] | None =
 
     def restore(cluster: Cluster) -> None:
         cluster.scheduler.advance_to(int(saved["now_ms"]))
-        cluster.controller_epoch = int(saved["controller_epoch"])
-        for info in saved["topics"]:
-            cluster.topics[info["name"]] = TopicInfo(**info)
-        for path, data in nodes.items():
-            cluster.store.create(path, data)
+        _restore_nodes(cluster, saved, nodes)
 
     cluster = Cluster(int(saved["brokers"]), data_dir, int(saved["seed"]), config=saved["config"],
                       truncation=saved["truncation"], on_event=on_event, restore=restore)
     cluster.shape = {k: saved[k] for k in ("brokers", "seed", "config", "truncation")}
     return cluster
+
+
+def _restore_nodes(cluster: Cluster, saved: dict, nodes: dict[str, dict]) -> None:
+    """The saved metadata nodes back in the store: topics first, in the order they were created
+    (the store lists topics by creation), then the rest. Files saved before the topic ids and the
+    controller epoch lived in the store keep them only in cluster.json: they are put back there."""
+    for info in saved["topics"]:
+        path = zk.topic_path(info["name"])
+        data = dict(nodes.get(path) or {"partitions": {}})
+        data.setdefault("topic_id", info.get("topic_id", ""))
+        cluster.store.create(path, data)
+    for path, data in nodes.items():
+        if not cluster.store.exists(path):
+            cluster.store.create(path, data)
+    if not cluster.store.exists(zk.CONTROLLER_EPOCH_PATH):
+        cluster.store.create(zk.CONTROLLER_EPOCH_PATH, {"epoch": int(saved["controller_epoch"])})
 
 
 def close(cluster: Cluster) -> None:

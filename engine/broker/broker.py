@@ -29,6 +29,7 @@ from engine.protocol import (EpochEndOffset, FetchPartitionData, FetchRequest, F
                              PartitionState, ProducePartitionResponse, ProduceRequest, ProduceResponse,
                              RequestEnvelope,
                              ResponseEnvelope, TopicMetadata)
+from engine.metadata import zk
 from engine.storage import checkpoints
 from engine.replication.fetcher import ReplicaFetcher
 from engine.storage.leader_epoch_cache import LeaderEpochCache
@@ -141,7 +142,7 @@ class Broker:
             if not match or not os.path.isdir(os.path.join(self.data_dir, name)):
                 continue
             key = (match.group(1), int(match.group(2)))
-            if key[0] not in self.cluster.topics:
+            if not zk.topic_exists(self.store, key[0]):
                 continue
             report: list[object] = []
             partition = self._open_partition(
@@ -157,14 +158,14 @@ class Broker:
                         log_start_offset: int | None = None, high_watermark: int = 0,
                         on_recovery: Callable[[object], None] | None = None) -> Partition:
         topic, p = key
-        topic_config = self.cluster.topics[topic].config
+        topic_config = zk.topic_config(self.store, topic)
         path = os.path.join(self.data_dir, f"{topic}-{p}")
 
         def listener(event: object) -> None:
             if on_recovery is not None:
                 on_recovery(event)
             self._publish_log_event(topic, p, event)
-        log = Log(path, self.cluster.log_config_for(topic), recovery_point=recovery_point,
+        log = Log(path, zk.log_config(topic_config), recovery_point=recovery_point,
                   log_start_offset=log_start_offset, high_watermark=high_watermark,
                   clock_ms=self.cluster.record_clock, fsync=self.cluster.cluster_config.fsync, listener=listener)
         cache = LeaderEpochCache(path, fsync=self.cluster.cluster_config.fsync)
@@ -324,20 +325,20 @@ class Broker:
         handler(self, src, envelope.body, respond)
 
     def _handle_metadata(self, src: str, request: MetadataRequest, respond) -> None:
-        topics = sorted(self.cluster.topics) if request.topics is None else request.topics
+        topics = sorted(zk.topic_names(self.store)) if request.topics is None else request.topics
         out = []
         for topic in topics:
-            info = self.cluster.topics.get(topic)
-            if info is None:
+            count = zk.partition_count(self.store, topic)
+            if count == 0:
                 out.append(TopicMetadata(topic, "UNKNOWN_TOPIC_OR_PARTITION"))
                 continue
             parts = []
-            for p in range(info.partitions):
-                state = self.store.get_or_none(f"/brokers/topics/{topic}/partitions/{p}/state") or {}
+            for p in range(count):
+                state = zk.partition_state(self.store, topic, p) or {}
                 parts.append(PartitionMetadata(p, state.get("leader", -1), state.get("leader_epoch", -1),
                                                list(state.get("replicas", [])), list(state.get("isr", []))))
             out.append(TopicMetadata(topic, "NONE", parts))
-        respond(MetadataResponse(sorted(self.cluster.registrations()), self.cluster.controller_id(), out),
+        respond(MetadataResponse(sorted(zk.registrations(self.store)), zk.controller_id(self.store), out),
                 {"topics": topics})
 
     # -- Produce ----------------------------------------------------------------------------
