@@ -33,6 +33,7 @@ from engine.metadata import zk
 from engine.storage import checkpoints
 from engine.replication.fetcher import ReplicaFetcher
 from engine.storage.leader_epoch_cache import LeaderEpochCache
+from engine.common.topics import is_internal
 from engine.replication.partition import NOT_LEADER, Partition
 
 if TYPE_CHECKING:
@@ -370,6 +371,12 @@ class Broker:
                 answers[index] = ProducePartitionResponse(item.topic, item.partition, error, base_offset,
                                                           partition.log.log_start_offset if partition else -1)
                 respond_when_complete()
+            if is_internal(item.topic):
+                # ReplicaManager.appendToLocalLog, before any leadership check: a client may not append
+                # to an internal topic (the group coordinator writes __consumer_offsets straight to its
+                # partition). Kafka lets the admin client's id through; the engine lets no client.
+                answer("INVALID_TOPIC_EXCEPTION", -1, partition=None)
+                continue
             if partition is None:
                 answer(NOT_LEADER, -1)
                 continue

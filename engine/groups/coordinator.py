@@ -160,24 +160,17 @@ class GroupCoordinator:
 
     # -- loading and unloading (leadership of __consumer_offsets partitions) ----------------
     def load(self, partition: Partition) -> None:
-        """Replay the partition's log: the groups and committed offsets it holds become ours."""
-        values: dict[str, ot.GroupMetadataValue | None] = {}
-        offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
+        """Replay the partition's log: the groups and committed offsets it holds become ours.
+
+        As GroupMetadataManager.loadGroupsAndOffsets: a record whose key version is unknown is
+        skipped ("It could be a left over from an aborted upgrade"); a record it cannot read at
+        all (no key, truncated bytes, an unknown value version) ends the load, whose error Kafka
+        logs — the partition is still ours, with nothing loaded from it. Never an exception."""
         records = partition.log.records_from(partition.log.log_start_offset)
-        for record in records:
-            if record.key is None:
-                continue
-            key = ot.decode_key(record.key)
-            value = ot.decode_value(key, record.value)
-            if isinstance(key, ot.OffsetCommitKey):
-                per_group = offsets.setdefault(key.group, {})
-                if value is None:
-                    per_group.pop((key.topic, key.partition), None)
-                else:
-                    per_group[(key.topic, key.partition)] = OffsetAndMetadata(
-                        value.offset, value.leader_epoch, value.metadata, value.commit_timestamp)
-            else:
-                values[key.group] = value
+        try:
+            values, offsets = _replay(records)
+        except ValueError:
+            values, offsets = {}, {}
         for group_id, per_group in offsets.items():
             if per_group:
                 self.offsets[group_id] = per_group
@@ -682,6 +675,32 @@ class GroupCoordinator:
         self.broker.complete_delayed_fetches(ot.OFFSETS_TOPIC, p)  # followers parked in a long poll get them now
         partition.wait_for_acks(result, lambda error, _base: on_done(APPEND_ERRORS.get(error, error)),
                                 self.config.offsets_commit_timeout_ms)
+
+
+def _replay(records: list) -> tuple[dict[str, ot.GroupMetadataValue | None],
+                                   dict[str, dict[tuple[str, int], OffsetAndMetadata]]]:
+    """The groups and offsets a __consumer_offsets log holds, tombstones applied (doLoadGroupsAndOffsets).
+    ValueError for a record that cannot be read; a key of unknown version is skipped."""
+    values: dict[str, ot.GroupMetadataValue | None] = {}
+    offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
+    for record in records:
+        if record.key is None:   # Kafka: require(record.hasKey, ...)
+            raise ValueError(f"Group metadata/offset entry key should not be null (offset {record.offset})")
+        try:
+            key = ot.decode_key(record.key)
+        except ot.UnknownKeyVersionError:
+            continue
+        value = ot.decode_value(key, record.value)
+        if isinstance(key, ot.OffsetCommitKey):
+            per_group = offsets.setdefault(key.group, {})
+            if value is None:
+                per_group.pop((key.topic, key.partition), None)
+            else:
+                per_group[(key.topic, key.partition)] = OffsetAndMetadata(
+                    value.offset, value.leader_epoch, value.metadata, value.commit_timestamp)
+        else:
+            values[key.group] = value
+    return values, offsets
 
 
 def _heartbeat_key(group_id: str, member_id: str) -> str:

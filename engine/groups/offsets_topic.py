@@ -105,16 +105,26 @@ def encode_key(key: Key) -> bytes:
     return kt.int16(GROUP_METADATA_KEY_VERSION) + kt.string(key.group)
 
 
+class UnknownKeyVersionError(ValueError):
+    """A key whose version is neither an offset commit's (0, 1) nor group metadata's (2): Kafka's
+    GroupMetadataManager.readMessageKey reads it as an UnknownKey, which a load skips."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(f"unknown __consumer_offsets key version {version}")
+        self.version = version
+
+
 def decode_key(data: bytes) -> Key:
+    """The key; UnknownKeyVersionError for a version it does not know, ValueError for bytes it cannot read."""
     version, position = kt.read_int16(data, 0)
+    if version not in (0, 1, GROUP_METADATA_KEY_VERSION):   # checked first, as readMessageKey does
+        raise UnknownKeyVersionError(version)
     group, position = kt.read_string(data, position)
     if version in (0, 1):
         topic, position = kt.read_string(data, position)
         partition, position = kt.read_int32(data, position)
         return OffsetCommitKey(group, topic, partition)
-    if version == GROUP_METADATA_KEY_VERSION:
-        return GroupMetadataKey(group)
-    raise ValueError(f"unknown __consumer_offsets key version {version}")
+    return GroupMetadataKey(group)
 
 
 # -- values ------------------------------------------------------------------------------------
