@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine import events as ev
-from engine.storage import record_batch as rb
+from engine.storage.batch_records import (HEADERS, INT64_MAX, KEY, LEADER_EPOCH, OFFSET, TIMESTAMP, VALUE,
+                                          Constant, decode_records, record_shape)
 from engine.clients.consumer_state import ConsumedRecord
 from engine.groups.assignors import TopicPartition
 from engine.groups.protocol import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsPartition, ListOffsetsRequest
@@ -232,16 +233,9 @@ class Fetcher:
 
 
 def _decode(topic: str, partition: int, data: bytes, position: int) -> list[ConsumedRecord]:
-    out: list[ConsumedRecord] = []
-    offset = 0
-    while offset < len(data):
-        header, records = rb.decode_batch(data, offset)
-        offset += header.size_in_bytes
-        if header.is_control:
-            continue
-        for r in records:
-            if r.offset >= position:
-                out.append(ConsumedRecord(topic, partition, r.offset, r.key, r.value, r.timestamp,
-                                          tuple((h.key, h.value) for h in r.headers),
-                                          header.partition_leader_epoch))
-    return out
+    """The fetched records from `position` on (the first batch may start below it), CRCs checked
+    (check.crcs), control records dropped: built straight from the bytes (engine.storage.batch_records)."""
+    shape = record_shape(ConsumedRecord, {
+        "topic": Constant(topic), "partition": Constant(partition), "offset": OFFSET, "key": KEY,
+        "value": VALUE, "timestamp": TIMESTAMP, "headers": HEADERS, "leader_epoch": LEADER_EPOCH})
+    return decode_records(data, position, INT64_MAX, shape, verify_crc=True, keep_control=False)

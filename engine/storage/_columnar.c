@@ -1,12 +1,21 @@
-/* engine.storage._columnar: v2 record batches straight to Arrow column buffers.
+/* engine.storage._columnar: the C fast paths of v2 record batches.
  *
- * The fast path of engine/broker/columnar.py (read that module first: it owns the Python API,
- * the pure-Python fallback of identical output, and wraps these buffers into Arrow arrays).
- * The byte layout is the one documented in record_batch.py; the constants below mirror it.
+ * Three functions, each the fast path of a Python function with identical output (read those
+ * first: they own the Python API and the pure-Python fallback used when this is not built):
  *
  *   decode(data, first_offset, end_offset, crc32c, decompress) ->
  *       (count, key, value, offsets, timestamps, timestamp_types, headers)
+ *     Arrow column buffers, wrapped by engine/storage/columnar.py (decode_columns);
+ *   decode_objects(data, first_offset, end_offset, crc32c, decompress, control, cls, fields,
+ *                  header_factory) -> list
+ *     one Python object per record, for engine/storage/batch_records.py (decode_records);
+ *   encode_records(records, base_timestamp) -> (record array bytes, max_timestamp) or None
+ *     the record array of an uncompressed batch, for record_batch.encode_batch (None: a record
+ *     this does not handle, such as one with headers; the caller then encodes in Python).
  *
+ * The byte layout is the one documented in record_batch.py; the constants below mirror it.
+ *
+ * decode's buffers:
  * key, value       (offsets int32[count+1], data, validity bitmap, null_count): Arrow binary
  * offsets          int64[count]: absolute record offsets
  * timestamps       int64[count]: milliseconds (maxTimestamp for every record of a
@@ -17,16 +26,18 @@
  *                  validity, null_count)); a record without headers has a null list
  * Every buffer is a bytearray, so Arrow wraps it without a copy.
  *
- * Only records with first_offset <= offset < end_offset are kept (a fetch returns whole
- * batches, so the first and last may straddle the range). Control batches (transaction
- * markers) are skipped, as Kafka's consumer never hands control records to the application.
+ * Both decoders keep only records with first_offset <= offset < end_offset (a fetch returns
+ * whole batches, so the first and last may straddle the range). decode skips control batches
+ * (transaction markers), as Kafka's consumer never hands control records to the application;
+ * decode_objects decodes them and keeps or drops their records as `control` says.
  * crc32c is called per batch on attributes..end unless it is None; decompress(codec, bytes,
  * position) -> bytes handles compressed batches in Python (the records inside are then
  * decoded here).
  *
  * Safety: data comes off the network. Every length is checked against the end of its buffer
  * before anything is read; ill-formed input raises record_batch.CorruptRecordError with the
- * same acceptance rules as record_batch.decode_batch.
+ * same acceptance rules as record_batch.decode_batch (and, as columnar.py's fallback, a record
+ * offset or timestamp beyond int64 is refused).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -37,6 +48,7 @@
 
 /* Batch header layout (record_batch.py: HEADER_STRUCT and the *_OFFSET constants). */
 #define BATCH_LENGTH_OFFSET 8
+#define PARTITION_LEADER_EPOCH_OFFSET 12
 #define MAGIC_OFFSET 16
 #define CRC_OFFSET 17
 #define ATTRIBUTES_OFFSET 21
@@ -72,7 +84,22 @@
 #define UNLIKELY(x) (x)
 #endif
 
-static PyObject *CorruptRecordError;  /* engine.storage.record_batch.CorruptRecordError */
+/* engine.storage.record_batch.CorruptRecordError, looked up at the first error: record_batch
+ * imports this module (for encode_records), so it cannot be imported at this module's init. */
+static PyObject *CorruptRecordError;
+
+static PyObject *
+corrupt_record_error(void)
+{
+    if (CorruptRecordError == NULL) {
+        PyObject *record_batch = PyImport_ImportModule("engine.storage.record_batch");
+        if (record_batch == NULL)
+            return NULL;
+        CorruptRecordError = PyObject_GetAttrString(record_batch, "CorruptRecordError");
+        Py_DECREF(record_batch);
+    }
+    return CorruptRecordError;
+}
 
 /* Raise CorruptRecordError("batch at position P: ...", P). Returns -1 for `return corrupt(...)`. */
 static int
@@ -83,10 +110,13 @@ corrupt(Py_ssize_t position, const char *format, ...)
     va_start(args, format);
     vsnprintf(detail, sizeof detail, format, args);
     va_end(args);
-    PyObject *error = PyObject_CallFunction(CorruptRecordError, "Nn",
+    PyObject *error_class = corrupt_record_error();
+    if (error_class == NULL)
+        return -1;
+    PyObject *error = PyObject_CallFunction(error_class, "Nn",
         PyUnicode_FromFormat("batch at position %zd: %s", position, detail), position);
     if (error != NULL) {
-        PyErr_SetObject(CorruptRecordError, error);
+        PyErr_SetObject(error_class, error);
         Py_DECREF(error);
     }
     return -1;
@@ -237,7 +267,17 @@ binary_finish(BinaryColumn *c)
     return Py_BuildValue("NNNn", offsets, data, validity, c->null_count);
 }
 
+/* Where decoded records go: the Arrow columns of decode, or the objects of decode_objects.
+ * `record` is called for each kept record, in order; it returns -1 with an exception set. */
+typedef struct BatchFields BatchFields;
+typedef struct RecordView RecordView;
+typedef struct Sink Sink;
+struct Sink {
+    int (*record)(Sink *sink, const BatchFields *batch, RecordView *record);
+};
+
 typedef struct {
+    Sink sink;            /* first: a Columns is its Sink */
     Py_ssize_t count;
     BinaryColumn key, value;
     Buffer offset, timestamp, timestamp_type;
@@ -411,8 +451,10 @@ read_nullable_bytes(Cursor *c, const char *field, Py_ssize_t index, int32_t *siz
     return 0;
 }
 
+/* The header array of one record, validated as decode_batch does (count, lengths, UTF-8 keys);
+ * *first points at its first header, for a sink to walk with next_header. */
 static int
-read_headers(Cursor *c, Columns *out, Py_ssize_t index, int keep, int32_t *count_out)
+read_headers(Cursor *c, Py_ssize_t index, int32_t *count_out, const uint8_t **first)
 {
     int32_t count = 0;
     if (read_varint(c, &count) < 0)
@@ -420,6 +462,7 @@ read_headers(Cursor *c, Columns *out, Py_ssize_t index, int keep, int32_t *count
     if (count < 0)
         return corrupt(c->position, "record %zd: invalid header count %d", index, count);
     *count_out = count;
+    *first = c->at;
     for (int32_t i = 0; i < count; i++) {
         int32_t key_size = 0, value_size = 0;
         const uint8_t *key = NULL, *value = NULL;
@@ -436,20 +479,39 @@ read_headers(Cursor *c, Columns *out, Py_ssize_t index, int keep, int32_t *count
         Py_DECREF(text);
         if (read_nullable_bytes(c, "header value", index, &value_size, &value) < 0)
             return -1;
-        if (keep && (binary_append(&out->header_key, key, key_size, c->position) < 0
-                     || binary_append(&out->header_value, value, value_size, c->position) < 0))
-            return -1;
     }
     return 0;
 }
 
-typedef struct {
+/* The next header of an array read_headers validated (so it cannot fail on good memory). */
+static int
+next_header(Cursor *c, const uint8_t **key, int32_t *key_size, const uint8_t **value,
+            int32_t *value_size)
+{
+    if (read_nullable_bytes(c, "header key", 0, key_size, key) < 0)
+        return -1;
+    return read_nullable_bytes(c, "header value", 0, value_size, value);
+}
+
+struct BatchFields {
     int64_t base_offset;
     int64_t base_timestamp;
     int64_t max_timestamp;
+    int32_t partition_leader_epoch;
     int32_t records_count;
     int timestamp_type;
-} BatchFields;
+    int emit;             /* 0: a control batch the caller drops — decoded, checked, not kept */
+};
+
+/* One kept record, its bytes still in the caller's buffer. */
+struct RecordView {
+    int64_t offset;
+    int64_t timestamp;
+    const uint8_t *key, *value;   /* NULL for a null key or value (size NULL_LENGTH) */
+    int32_t key_size, value_size;
+    int32_t header_count;
+    Cursor headers;               /* the header array after its count, for next_header */
+};
 
 static int
 add_would_overflow(int64_t a, int64_t b)
@@ -457,14 +519,16 @@ add_would_overflow(int64_t a, int64_t b)
     return (b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b);
 }
 
-/* One record at c->at; appended to `out` when its offset lies in [first, end). */
+/* One record at c->at; handed to `out` when the batch is kept and its offset lies in
+ * [first, end). */
 static int
 decode_record(Cursor *c, const BatchFields *batch, Py_ssize_t index, int64_t first,
-              int64_t end, Columns *out)
+              int64_t end, Sink *out)
 {
-    int32_t length = 0, offset_delta = 0, key_size = 0, value_size = 0, header_count = 0;
+    RecordView r;
+    int32_t length = 0, offset_delta = 0;
     int64_t timestamp_delta = 0;
-    const uint8_t *key = NULL, *value = NULL;
+    const uint8_t *headers = NULL;
     if (read_varint(c, &length) < 0)
         return -1;
     const uint8_t *record_start = c->at;
@@ -478,38 +542,25 @@ decode_record(Cursor *c, const BatchFields *batch, Py_ssize_t index, int64_t fir
             || (batch->timestamp_type == CREATE_TIME
                 && add_would_overflow(batch->base_timestamp, timestamp_delta)))
         return corrupt(c->position, "record %zd: offset or timestamp overflows int64", index);
-    int64_t offset = batch->base_offset + offset_delta;
-    int keep = first <= offset && offset < end;
-    if (read_nullable_bytes(c, "key", index, &key_size, &key) < 0
-            || read_nullable_bytes(c, "value", index, &value_size, &value) < 0
-            || read_headers(c, out, index, keep, &header_count) < 0)
+    r.offset = batch->base_offset + offset_delta;
+    if (read_nullable_bytes(c, "key", index, &r.key_size, &r.key) < 0
+            || read_nullable_bytes(c, "value", index, &r.value_size, &r.value) < 0
+            || read_headers(c, index, &r.header_count, &headers) < 0)
         return -1;
     if (c->at - record_start != length)
         return corrupt(c->position, "record %zd declares %d bytes but its fields take %zd",
                        index, length, (Py_ssize_t)(c->at - record_start));
-    if (!keep)
+    if (!batch->emit || r.offset < first || r.offset >= end)
         return 0;
-    int64_t timestamp = batch->timestamp_type == LOG_APPEND_TIME
+    r.timestamp = batch->timestamp_type == LOG_APPEND_TIME
         ? batch->max_timestamp : batch->base_timestamp + timestamp_delta;
-    int32_t type = batch->timestamp_type;
-    int32_t header_end = (int32_t)out->header_key.length;
-    if (bitmap_append(&out->header_validity, out->count, header_count > 0) < 0)
-        return -1;
-    out->header_null_count += header_count == 0;
-    out->count++;
-    if (binary_append(&out->key, key, key_size, c->position) < 0
-            || binary_append(&out->value, value, value_size, c->position) < 0
-            || buffer_append(&out->offset, &offset, 8) < 0
-            || buffer_append(&out->timestamp, &timestamp, 8) < 0
-            || buffer_append(&out->timestamp_type, &type, 4) < 0
-            || buffer_append(&out->header_offsets, &header_end, 4) < 0)
-        return -1;
-    return 0;
+    r.headers = (Cursor){headers, headers, c->at, c->position};
+    return out->record(out, batch, &r);
 }
 
 /* The record array of one batch: exactly `records_count` records filling [start, end). */
 static int
-decode_records(Cursor *c, const BatchFields *batch, int64_t first, int64_t end, Columns *out)
+decode_records(Cursor *c, const BatchFields *batch, int64_t first, int64_t end, Sink *out)
 {
     for (Py_ssize_t index = 0; index < batch->records_count; index++) {
         if (decode_record(c, batch, index, first, end, out) < 0)
@@ -525,7 +576,7 @@ decode_records(Cursor *c, const BatchFields *batch, int64_t first, int64_t end, 
 /* The records of a compressed batch, decompressed by Python, then decoded here. */
 static int
 decode_compressed(PyObject *decompress, int codec, const uint8_t *records, Py_ssize_t size,
-                  Cursor *c, const BatchFields *batch, int64_t first, int64_t end, Columns *out)
+                  Cursor *c, const BatchFields *batch, int64_t first, int64_t end, Sink *out)
 {
     PyObject *raw = PyObject_CallFunction(decompress, "iy#n", codec, (const char *)records, size,
                                           c->position);
@@ -564,11 +615,14 @@ verify_crc(PyObject *crc32c, const uint8_t *batch, Py_ssize_t size, Py_ssize_t p
     return 0;
 }
 
+/* What becomes of a control batch (a transaction marker). */
+enum { CONTROL_SKIP, CONTROL_DROP, CONTROL_KEEP };
+
 /* The batch at data[position:]: header checks as record_batch.read_batch_header, then CRC,
  * then its records. Returns the batch size, or -1. */
 static Py_ssize_t
 decode_one_batch(const uint8_t *data, Py_ssize_t length, Py_ssize_t position, int64_t first,
-                 int64_t end, PyObject *crc32c, PyObject *decompress, Columns *out)
+                 int64_t end, PyObject *crc32c, PyObject *decompress, int control, Sink *out)
 {
     const uint8_t *batch = data + position;
     Py_ssize_t available = length - position;
@@ -588,12 +642,15 @@ decode_one_batch(const uint8_t *data, Py_ssize_t length, Py_ssize_t position, in
     if (crc32c != Py_None && verify_crc(crc32c, batch, size, position) < 0)
         return -1;
     int attributes = (batch[ATTRIBUTES_OFFSET] << 8) | batch[ATTRIBUTES_OFFSET + 1];
-    if (attributes & CONTROL_FLAG_MASK)
+    int is_control = (attributes & CONTROL_FLAG_MASK) != 0;
+    if (is_control && control == CONTROL_SKIP)
         return size;   /* a transaction marker: never a record for the application */
     BatchFields fields = {
         be64(batch), be64(batch + BASE_TIMESTAMP_OFFSET), be64(batch + MAX_TIMESTAMP_OFFSET),
+        (int32_t)be32(batch + PARTITION_LEADER_EPOCH_OFFSET),
         (int32_t)be32(batch + RECORDS_COUNT_OFFSET),
-        (attributes & TIMESTAMP_TYPE_MASK) ? LOG_APPEND_TIME : CREATE_TIME};
+        (attributes & TIMESTAMP_TYPE_MASK) ? LOG_APPEND_TIME : CREATE_TIME,
+        !is_control || control == CONTROL_KEEP};
     Cursor c = {batch + RECORDS_OFFSET, batch + RECORDS_OFFSET, batch + size, position};
     int codec = attributes & COMPRESSION_CODEC_MASK;
     int result = codec == 0
@@ -601,6 +658,53 @@ decode_one_batch(const uint8_t *data, Py_ssize_t length, Py_ssize_t position, in
         : decode_compressed(decompress, codec, c.start, size - RECORDS_OFFSET, &c, &fields,
                             first, end, out);
     return result < 0 ? -1 : size;
+}
+
+/* Every batch of data, back to back, into `out`. */
+static int
+decode_batches(const Py_buffer *data, int64_t first, int64_t end, PyObject *crc32c,
+               PyObject *decompress, int control, Sink *out)
+{
+    Py_ssize_t position = 0;
+    while (position < data->len) {
+        Py_ssize_t size = decode_one_batch(data->buf, data->len, position, first, end, crc32c,
+                                           decompress, control, out);
+        if (size < 0)
+            return -1;
+        position += size;
+    }
+    return 0;
+}
+
+/* -- decode: records into Arrow columns -------------------------------------------------- */
+
+static int
+columns_add(Sink *sink, const BatchFields *batch, RecordView *r)
+{
+    Columns *out = (Columns *)sink;
+    Py_ssize_t position = r->headers.position;
+    for (int32_t i = 0; i < r->header_count; i++) {
+        int32_t key_size = 0, value_size = 0;
+        const uint8_t *key = NULL, *value = NULL;
+        if (next_header(&r->headers, &key, &key_size, &value, &value_size) < 0
+                || binary_append(&out->header_key, key, key_size, position) < 0
+                || binary_append(&out->header_value, value, value_size, position) < 0)
+            return -1;
+    }
+    int32_t type = batch->timestamp_type;
+    int32_t header_end = (int32_t)out->header_key.length;
+    if (bitmap_append(&out->header_validity, out->count, r->header_count > 0) < 0)
+        return -1;
+    out->header_null_count += r->header_count == 0;
+    out->count++;
+    if (binary_append(&out->key, r->key, r->key_size, position) < 0
+            || binary_append(&out->value, r->value, r->value_size, position) < 0
+            || buffer_append(&out->offset, &r->offset, 8) < 0
+            || buffer_append(&out->timestamp, &r->timestamp, 8) < 0
+            || buffer_append(&out->timestamp_type, &type, 4) < 0
+            || buffer_append(&out->header_offsets, &header_end, 4) < 0)
+        return -1;
+    return 0;
 }
 
 static PyObject *
@@ -611,27 +715,328 @@ decode(PyObject *module, PyObject *args)
     PyObject *crc32c, *decompress;
     if (!PyArg_ParseTuple(args, "y*LLOO:decode", &data, &first, &end, &crc32c, &decompress))
         return NULL;
-    const uint8_t *bytes = data.buf;
     Columns out;
-    /* A 100-byte record takes ~110 bytes in a batch: size the buffers for that up front. */
-    if (columns_init(&out, data.len / 64 + 1, data.len) < 0) {
-        columns_clear(&out);
-        PyBuffer_Release(&data);
-        return NULL;
-    }
     PyObject *result = NULL;
-    Py_ssize_t position = 0;
-    while (position < data.len) {
-        Py_ssize_t size = decode_one_batch(bytes, data.len, position, first, end, crc32c,
-                                           decompress, &out);
-        if (size < 0)
-            goto done;
-        position += size;
+    /* A 100-byte record takes ~110 bytes in a batch: size the buffers for that up front. */
+    if (columns_init(&out, data.len / 64 + 1, data.len) == 0) {
+        out.sink.record = columns_add;
+        if (decode_batches(&data, first, end, crc32c, decompress, CONTROL_SKIP, &out.sink) == 0)
+            result = columns_finish(&out);
     }
-    result = columns_finish(&out);
-done:
     columns_clear(&out);
     PyBuffer_Release(&data);
+    return result;
+}
+
+/* -- decode_objects: one Python object per record ----------------------------------------- */
+
+/* What an attribute of the objects takes: a field of the record, or a constant. */
+enum { FIELD_CONSTANT = -1, FIELD_OFFSET, FIELD_TIMESTAMP, FIELD_KEY, FIELD_VALUE, FIELD_HEADERS,
+       FIELD_LEADER_EPOCH, FIELD_TIMESTAMP_TYPE, FIELD_COUNT };
+#define MAX_ATTRIBUTES 16
+
+typedef struct {
+    Sink sink;                          /* first: an Objects is its Sink */
+    PyObject *list;                     /* the records so far */
+    PyTypeObject *cls;                  /* built as object.__new__(cls), then attribute by attribute */
+    PyObject *no_args;                  /* () for object.__new__ */
+    Py_ssize_t attribute_count;
+    PyObject *names[MAX_ATTRIBUTES];    /* borrowed from the caller's `fields` */
+    int codes[MAX_ATTRIBUTES];
+    PyObject *constants[MAX_ATTRIBUTES];
+    PyObject *header_factory;           /* header_factory(key, value); None: (key, value) tuples */
+} Objects;
+
+static PyObject *
+nullable_bytes(const uint8_t *bytes, int32_t size)
+{
+    if (bytes == NULL)
+        Py_RETURN_NONE;
+    return PyBytes_FromStringAndSize((const char *)bytes, size);
+}
+
+/* The record's headers as a tuple (the empty tuple when it has none, as decode_batch). */
+static PyObject *
+header_tuple(Objects *o, RecordView *r)
+{
+    PyObject *headers = PyTuple_New(r->header_count);
+    for (int32_t i = 0; headers != NULL && i < r->header_count; i++) {
+        int32_t key_size = 0, value_size = 0;
+        const uint8_t *key = NULL, *value = NULL;
+        PyObject *header = NULL;
+        if (next_header(&r->headers, &key, &key_size, &value, &value_size) == 0) {
+            PyObject *text = PyUnicode_DecodeUTF8((const char *)key, key_size, "strict");
+            PyObject *data = text ? nullable_bytes(value, value_size) : NULL;
+            if (data != NULL)
+                header = o->header_factory == Py_None
+                    ? PyTuple_Pack(2, text, data)
+                    : PyObject_CallFunctionObjArgs(o->header_factory, text, data, NULL);
+            Py_XDECREF(text);
+            Py_XDECREF(data);
+        }
+        if (header == NULL)
+            Py_CLEAR(headers);
+        else
+            PyTuple_SET_ITEM(headers, i, header);
+    }
+    return headers;
+}
+
+/* A new reference to the value of attribute i. */
+static PyObject *
+attribute_value(Objects *o, Py_ssize_t i, const BatchFields *batch, RecordView *r)
+{
+    switch (o->codes[i]) {
+    case FIELD_OFFSET: return PyLong_FromLongLong(r->offset);
+    case FIELD_TIMESTAMP: return PyLong_FromLongLong(r->timestamp);
+    case FIELD_KEY: return nullable_bytes(r->key, r->key_size);
+    case FIELD_VALUE: return nullable_bytes(r->value, r->value_size);
+    case FIELD_HEADERS: return header_tuple(o, r);
+    case FIELD_LEADER_EPOCH: return PyLong_FromLong(batch->partition_leader_epoch);
+    case FIELD_TIMESTAMP_TYPE: return PyLong_FromLong(batch->timestamp_type);
+    default: return Py_NewRef(o->constants[i]);
+    }
+}
+
+static int
+objects_add(Sink *sink, const BatchFields *batch, RecordView *r)
+{
+    Objects *o = (Objects *)sink;
+    PyObject *record = PyBaseObject_Type.tp_new(o->cls, o->no_args, NULL);
+    if (record == NULL)
+        return -1;
+    /* object.__setattr__, attribute by attribute in the caller's order: a frozen dataclass's
+     * own __init__ does the same, so instances share its dict keys. */
+    int atomic = 1;
+    for (Py_ssize_t i = 0; i < o->attribute_count; i++) {
+        PyObject *value = attribute_value(o, i, batch, r);
+        int failed = value == NULL || PyObject_GenericSetAttr(record, o->names[i], value) < 0;
+        atomic = atomic && !failed && !PyObject_GC_IsTracked(value);
+        Py_XDECREF(value);
+        if (failed) {
+            Py_DECREF(record);
+            return -1;
+        }
+    }
+    /* A record holding only atomic values (bytes, ints, str, None, the empty tuple) cannot be
+     * part of a reference cycle: like CPython's tuples and dicts of atomic values, it is left
+     * out of the cyclic garbage collector, which otherwise spends more time walking a fetch's
+     * thousands of young records than decoding them took. */
+    if (atomic && PyObject_IS_GC(record))
+        PyObject_GC_UnTrack(record);
+    int result = PyList_Append(o->list, record);
+    Py_DECREF(record);
+    return result;
+}
+
+/* fields: ((name, code, constant), ...) with code FIELD_* (FIELD_CONSTANT: take `constant`). */
+static int
+objects_init(Objects *o, PyTypeObject *cls, PyObject *fields, PyObject *header_factory)
+{
+    memset(o, 0, sizeof *o);
+    o->sink.record = objects_add;
+    o->cls = cls;
+    o->header_factory = header_factory;
+    if (cls->tp_new != PyBaseObject_Type.tp_new) {
+        PyErr_Format(PyExc_TypeError, "decode_objects: %s defines __new__", cls->tp_name);
+        return -1;
+    }
+    o->attribute_count = PyTuple_GET_SIZE(fields);
+    if (o->attribute_count > MAX_ATTRIBUTES) {
+        PyErr_Format(PyExc_ValueError, "decode_objects: more than %d attributes", MAX_ATTRIBUTES);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < o->attribute_count; i++) {
+        PyObject *field = PyTuple_GET_ITEM(fields, i);
+        if (!PyArg_ParseTuple(field, "UiO:decode_objects field", &o->names[i], &o->codes[i],
+                              &o->constants[i]))
+            return -1;
+        if (o->codes[i] < FIELD_CONSTANT || o->codes[i] >= FIELD_COUNT) {
+            PyErr_Format(PyExc_ValueError, "decode_objects: unknown field code %d", o->codes[i]);
+            return -1;
+        }
+    }
+    o->no_args = PyTuple_New(0);
+    o->list = o->no_args ? PyList_New(0) : NULL;
+    return o->list ? 0 : -1;
+}
+
+static PyObject *
+decode_objects(PyObject *module, PyObject *args)
+{
+    Py_buffer data;
+    long long first, end;
+    int keep_control;
+    PyObject *crc32c, *decompress, *fields, *header_factory;
+    PyTypeObject *cls;
+    if (!PyArg_ParseTuple(args, "y*LLOOpO!O!O:decode_objects", &data, &first, &end, &crc32c,
+                          &decompress, &keep_control, &PyType_Type, &cls, &PyTuple_Type, &fields,
+                          &header_factory))
+        return NULL;
+    Objects out;
+    PyObject *result = NULL;
+    if (objects_init(&out, cls, fields, header_factory) == 0
+            && decode_batches(&data, first, end, crc32c, decompress,
+                              keep_control ? CONTROL_KEEP : CONTROL_DROP, &out.sink) == 0)
+        result = Py_NewRef(out.list);
+    Py_XDECREF(out.list);
+    Py_XDECREF(out.no_args);
+    PyBuffer_Release(&data);
+    return result;
+}
+
+/* -- encode_records: the record array of a batch ------------------------------------------ */
+
+static inline uint64_t
+zigzag(int64_t value)
+{
+    return ((uint64_t)value << 1) ^ (uint64_t)(value >> 63);
+}
+
+/* The zigzag varint of `value` (varint and varlong agree on every int32). */
+static inline int
+varint_size(int64_t value)
+{
+    uint64_t z = zigzag(value);
+    int size = 1;
+    while (z >= CONTINUATION_BIT) {
+        z >>= PAYLOAD_BITS;
+        size++;
+    }
+    return size;
+}
+
+static inline uint8_t *
+put_varint(uint8_t *at, int64_t value)
+{
+    uint64_t z = zigzag(value);
+    while (z >= CONTINUATION_BIT) {
+        *at++ = (uint8_t)(z | CONTINUATION_BIT);
+        z >>= PAYLOAD_BITS;
+    }
+    *at++ = (uint8_t)z;
+    return at;
+}
+
+/* One record's fields, when this encoder handles it: a (key, value), (key, value, timestamp)
+ * or (key, value, timestamp, no headers) tuple of bytes or None and an int or None. */
+typedef struct {
+    const char *key, *value;      /* NULL for None */
+    Py_ssize_t key_size, value_size;
+    int64_t timestamp_delta;
+    int64_t body_size;            /* bytes after the length varint */
+} EncodedRecord;
+
+static int
+nullable_field(PyObject *item, const char **bytes, Py_ssize_t *size)
+{
+    if (item == Py_None) {
+        *bytes = NULL;
+        *size = NULL_LENGTH;
+        return 1;
+    }
+    if (!PyBytes_CheckExact(item) || PyBytes_GET_SIZE(item) > INT32_MAX)
+        return 0;
+    *bytes = PyBytes_AS_STRING(item);
+    *size = PyBytes_GET_SIZE(item);
+    return 1;
+}
+
+/* 1 when `record` is a form this encoder handles (fields filled), 0 when not, -1 on error. */
+static int
+record_fields(PyObject *record, Py_ssize_t offset_delta, long long base_timestamp,
+              EncodedRecord *out, long long *timestamp)
+{
+    Py_ssize_t n = PyTuple_CheckExact(record) ? PyTuple_GET_SIZE(record) : 0;
+    if (n < 2 || n > 4)
+        return 0;
+    if (!nullable_field(PyTuple_GET_ITEM(record, 0), &out->key, &out->key_size)
+            || !nullable_field(PyTuple_GET_ITEM(record, 1), &out->value, &out->value_size))
+        return 0;
+    *timestamp = base_timestamp;
+    PyObject *ts = n >= 3 ? PyTuple_GET_ITEM(record, 2) : Py_None;
+    if (ts != Py_None) {
+        int overflow = 0;
+        if (!PyLong_CheckExact(ts))
+            return 0;
+        *timestamp = PyLong_AsLongLongAndOverflow(ts, &overflow);
+        if (overflow || (*timestamp == -1 && PyErr_Occurred()))
+            return PyErr_Occurred() ? -1 : 0;
+    }
+    if (n == 4) {   /* headers: only none at all is handled here */
+        int has_headers = PyObject_IsTrue(PyTuple_GET_ITEM(record, 3));
+        if (has_headers != 0)
+            return has_headers < 0 ? -1 : 0;
+    }
+    if (base_timestamp == INT64_MIN || add_would_overflow(*timestamp, -base_timestamp))
+        return 0;
+    out->timestamp_delta = *timestamp - base_timestamp;
+    out->body_size = 1 + varint_size(out->timestamp_delta) + varint_size(offset_delta)
+        + varint_size(out->key_size) + (out->key ? out->key_size : 0)
+        + varint_size(out->value_size) + (out->value ? out->value_size : 0) + 1;
+    return out->body_size <= INT32_MAX;
+}
+
+static uint8_t *
+put_record(uint8_t *at, const EncodedRecord *r, Py_ssize_t offset_delta)
+{
+    at = put_varint(at, r->body_size);
+    *at++ = 0;   /* attributes */
+    at = put_varint(at, r->timestamp_delta);
+    at = put_varint(at, offset_delta);
+    at = put_varint(at, r->key_size);
+    if (r->key) {
+        memcpy(at, r->key, (size_t)r->key_size);
+        at += r->key_size;
+    }
+    at = put_varint(at, r->value_size);
+    if (r->value) {
+        memcpy(at, r->value, (size_t)r->value_size);
+        at += r->value_size;
+    }
+    *at++ = 0;   /* headers count */
+    return at;
+}
+
+static PyObject *
+encode_records(PyObject *module, PyObject *args)
+{
+    PyObject *records, *base;
+    if (!PyArg_ParseTuple(args, "O!O!:encode_records", &PyList_Type, &records, &PyLong_Type, &base))
+        return NULL;
+    int overflow = 0;
+    long long base_timestamp = PyLong_AsLongLongAndOverflow(base, &overflow);
+    if (base_timestamp == -1 && PyErr_Occurred())
+        return NULL;
+    if (overflow)   /* beyond int64: Python's encoder refuses it with its own error */
+        Py_RETURN_NONE;
+    Py_ssize_t count = PyList_GET_SIZE(records);
+    EncodedRecord *fields = PyMem_Malloc(sizeof(EncodedRecord) * (size_t)(count ? count : 1));
+    if (fields == NULL)
+        return PyErr_NoMemory();
+    PyObject *result = NULL;
+    long long max_timestamp = -1, timestamp = 0;   /* NO_TIMESTAMP */
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int handled = record_fields(PyList_GET_ITEM(records, i), i, base_timestamp, &fields[i],
+                                    &timestamp);
+        if (handled <= 0) {
+            result = handled < 0 ? NULL : Py_NewRef(Py_None);
+            goto done;
+        }
+        if (timestamp > max_timestamp)
+            max_timestamp = timestamp;
+        total += varint_size(fields[i].body_size) + fields[i].body_size;
+    }
+    PyObject *body = PyBytes_FromStringAndSize(NULL, total);
+    if (body != NULL) {
+        uint8_t *at = (uint8_t *)PyBytes_AS_STRING(body);
+        for (Py_ssize_t i = 0; i < count; i++)
+            at = put_record(at, &fields[i], i);
+        result = Py_BuildValue("NL", body, max_timestamp);
+    }
+done:
+    PyMem_Free(fields);
     return result;
 }
 
@@ -639,24 +1044,25 @@ static PyMethodDef methods[] = {
     {"decode", decode, METH_VARARGS,
      "decode(data, first_offset, end_offset, crc32c, decompress) -> column buffers\n\n"
      "The records of the v2 batches in data with first_offset <= offset < end_offset, as Arrow\n"
-     "buffers; see engine/broker/columnar.py."},
+     "buffers; see engine/storage/columnar.py."},
+    {"decode_objects", decode_objects, METH_VARARGS,
+     "decode_objects(data, first_offset, end_offset, crc32c, decompress, keep_control, cls,\n"
+     "               fields, header_factory) -> list\n\n"
+     "The records of the v2 batches in data with first_offset <= offset < end_offset, one\n"
+     "object of cls each; see engine/storage/batch_records.py."},
+    {"encode_records", encode_records, METH_VARARGS,
+     "encode_records(records, base_timestamp) -> (record array, max_timestamp) or None\n\n"
+     "The record array of an uncompressed v2 batch; see record_batch.encode_batch."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "engine.storage._columnar",
-    "v2 record batches to Arrow column buffers (see engine/broker/columnar.py).", -1, methods,
+    "The C fast paths of v2 record batches (see engine/storage/_columnar.c).", -1, methods,
 };
 
 PyMODINIT_FUNC
 PyInit__columnar(void)
 {
-    PyObject *record_batch = PyImport_ImportModule("engine.storage.record_batch");
-    if (record_batch == NULL)
-        return NULL;
-    CorruptRecordError = PyObject_GetAttrString(record_batch, "CorruptRecordError");
-    Py_DECREF(record_batch);
-    if (CorruptRecordError == NULL)
-        return NULL;
     return PyModule_Create(&module);
 }
