@@ -8,20 +8,23 @@ from __future__ import annotations
 
 import re
 
+from engine.common.errors import Errors, KafkaError
+
 MAX_NAME_LENGTH = 249
 LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
 
 
-class InvalidTopicError(ValueError):
-    kafka_name = "INVALID_TOPIC_EXCEPTION"
+# ValueError / LookupError stay among the bases: callers that catch those still do.
+class InvalidTopicError(KafkaError, ValueError):
+    error = Errors.INVALID_TOPIC_EXCEPTION
 
 
-class TopicExistsError(ValueError):
-    kafka_name = "TOPIC_ALREADY_EXISTS"
+class TopicExistsError(KafkaError, ValueError):
+    error = Errors.TOPIC_ALREADY_EXISTS
 
 
-class UnknownTopicError(LookupError):
-    kafka_name = "UNKNOWN_TOPIC_OR_PARTITION"
+class UnknownTopicError(KafkaError, LookupError):
+    error = Errors.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def validate_topic_name(name: str) -> None:
@@ -51,15 +54,3 @@ def check_collision(name: str, existing: list[str]) -> None:
     for other in existing:
         if other != name and other.replace(".", "_") == unified:
             raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
-
-
-# Topic.INTERNAL_TOPICS: the topics only the brokers write (the group and transaction coordinators).
-# Kafka 4's __share_group_state is left out: the engine has no share groups.
-GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
-TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
-INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME})
-
-
-def is_internal(topic: str) -> bool:
-    """Topic.isInternal: a client's Produce to such a topic is refused with INVALID_TOPIC_EXCEPTION."""
-    return topic in INTERNAL_TOPICS

@@ -43,10 +43,7 @@ Invariants kept here:
 
 Speed: `_encode_records` and `_decode_records` are the hot loops. They inline the common one- and
 two-byte varints through the lookup tables of `varint.py`, alias globals to locals and build the
-batch with one `b"".join`; anything unusual falls back to the plain, general helpers. When the C
-extension is built, `encode_batch` has it encode the common record forms (engine/storage/_columnar.c,
-same bytes, ~10x faster), and the engine's bulk readers decode through it
-(engine/storage/batch_records.py); these Python loops stay the reference and the fallback.
+batch with one `b"".join`; anything unusual falls back to the plain, general helpers.
 """
 from __future__ import annotations
 
@@ -57,6 +54,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from engine.common.errors import Errors, KafkaError
 from engine.storage.crc import crc32c
 from engine.storage.varint import (
     ENCODED_SMALL_VARINTS,
@@ -68,11 +66,6 @@ from engine.storage.varint import (
     size_of_varint,
     size_of_varlong,
 )
-
-try:
-    from engine.storage._columnar import encode_records as _fast_encode
-except ImportError:  # built by `pip install -e .`; without it, _encode_records does it all
-    _fast_encode = None
 
 BytesLike = bytes | bytearray | memoryview
 
@@ -156,11 +149,13 @@ PAYLOAD_MASK = 0x7F
 PAYLOAD_BITS = 7
 
 
-class CorruptRecordError(Exception):
-    """A batch or record is ill-formed: bad CRC or magic, truncated, or lengths that disagree.
+class CorruptRecordError(KafkaError):
+    """A batch or record is ill-formed: bad CRC or magic, truncated, or lengths that disagree
+    (Kafka's CorruptRecordException, CORRUPT_MESSAGE on the wire).
 
     `position` is the byte position (in the caller's buffer) of the batch concerned, when known.
     """
+    error = Errors.CORRUPT_MESSAGE
 
     def __init__(self, message: str, position: int | None = None) -> None:
         super().__init__(message)
@@ -169,6 +164,7 @@ class CorruptRecordError(Exception):
 
 class UnsupportedCompressionError(CorruptRecordError):
     """The batch uses a codec this engine cannot decompress (its Python package is missing)."""
+    error = Errors.UNSUPPORTED_COMPRESSION_TYPE
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,18 +396,11 @@ def encode_batch(records: Iterable[RecordInput], *, base_offset: int = 0,
     if type(base_timestamp) is not int:
         raise TypeError(f"the base timestamp is an int of milliseconds, not {base_timestamp!r}")
 
-    # The C encoder (engine.storage._columnar) takes the common forms — tuples of bytes or
-    # None without headers — and gives the same bytes; anything else it leaves to Python.
-    encoded = _fast_encode(records if type(records) is list else list(records), base_timestamp) \
-        if _fast_encode is not None else None
-    if encoded is not None:
-        body, max_timestamp = encoded
-    else:
-        parts, max_timestamp = _encode_records(records, base_timestamp)
-        try:
-            body = b"".join(parts)
-        except TypeError as error:
-            raise TypeError(f"record keys and values must be bytes or None: {error}") from None
+    parts, max_timestamp = _encode_records(records, base_timestamp)
+    try:
+        body = b"".join(parts)
+    except TypeError as error:
+        raise TypeError(f"record keys and values must be bytes or None: {error}") from None
     if compression == GZIP:
         body = gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
 
