@@ -54,3 +54,15 @@ def check_collision(name: str, existing: list[str]) -> None:
     for other in existing:
         if other != name and other.replace(".", "_") == unified:
             raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
+
+
+# Topic.INTERNAL_TOPICS: the topics only the brokers write (the group and transaction coordinators).
+# Kafka 4's __share_group_state is left out: the engine has no share groups.
+GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
+INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME})
+
+
+def is_internal(topic: str) -> bool:
+    """Topic.isInternal: a client's Produce to such a topic is refused with INVALID_TOPIC_EXCEPTION."""
+    return topic in INTERNAL_TOPICS
