@@ -24,13 +24,11 @@ from engine.storage import record_batch as rb
 from engine.broker.broker import CRASH_MODES, Broker
 from engine.storage.errors import InvalidConfigError
 from engine.storage.log_config import LogConfig
-from engine.clients.lab_client_partitioner import STICKY, LabClientPartitioner
-from engine.clients.network_client import NetworkClient
+from engine.clients.lab_client_partitioner import NULL_KEY_PARTITIONERS, STICKY
+from engine.clients.simple_producer import Produced, SimpleProducer
 from engine.common.config_values import field_kind, parse_config_value
-from engine.common.errors import Errors, KafkaError
 from engine.network import Network
-from engine.produced_log import ProducedLog
-from engine.protocol import ProduceRequest, ProduceResponse
+from engine.node import World
 from engine.replication.assignment import assign_replicas
 from engine.metadata import zk
 from engine.metadata.zk import TopicInfo, partition_path
@@ -44,16 +42,15 @@ from engine.common.topics import (TopicExistsError, UnknownTopicError, check_col
 # Record timestamps are virtual too: the cluster's clock starts at this instant (2023-11-14).
 EPOCH_MS = 1_700_000_000_000
 MAX_BROKERS = 9
-CLIENT = "client"
 TOPIC_LEVEL_KEYS = set(LogConfig().to_dict()) | {"min.insync.replicas", "unclean.leader.election.enable"}
 
 
-class ClusterError(KafkaError):
+class ClusterError(Exception):
     """A command that cannot be carried out; `kafka_name` is Kafka's error name where one exists."""
-    error = Errors.INVALID_REQUEST
 
-    def __init__(self, message: str, kafka_name: str = Errors.INVALID_REQUEST) -> None:
-        super().__init__(message, error=kafka_name)
+    def __init__(self, message: str, kafka_name: str = "INVALID_REQUEST") -> None:
+        super().__init__(message)
+        self.kafka_name = kafka_name
 
 
 @dataclass(frozen=True)
@@ -89,21 +86,6 @@ class ClusterConfig:
     network_min_delay_ms: int = 1
     network_max_delay_ms: int = 3
     network_loss_rate: float = 0.0
-
-
-@dataclass
-class Produced:
-    """What the producer knows about one record it sent (the scenario's "produced" list)."""
-    request_id: int
-    topic: str
-    partition: int
-    key: bytes | None
-    value: bytes | None
-    acks: int
-    tag: object = None
-    acked: bool | None = None      # None while waiting for an answer
-    offset: int = -1
-    error: str | None = None
 
 
 def split_config(config: dict | None) -> tuple[BrokerConfig, ClusterConfig, dict]:
@@ -160,22 +142,26 @@ class Cluster:
         self.random = RandomTree(seed)
         self._assign_rng = self.random.fork("assignment")
         self._controller_rng = self.random.fork("controller-election")
-        self.client_partitioner = LabClientPartitioner(self.random.fork("partitioner"))
         self.network = Network(self.scheduler, self.random.fork("network"), self.bus,
                                min_delay_ms=self.cluster_config.network_min_delay_ms,
                                max_delay_ms=self.cluster_config.network_max_delay_ms,
                                loss_rate=self.cluster_config.network_loss_rate)
+        self.world = World(self.scheduler, self.network, self.bus, self.random, self.data_dir,
+                           fsync=self.cluster_config.fsync, epoch_ms=EPOCH_MS)
         self.store = MetadataStore(self.scheduler)
         # The topic registry is the store's (engine/metadata/zk.py): this is a read-through view of it.
         self.topics = zk.Topics(self.store)
         self.controller: Controller | None = None
         self.controller_epoch_seen: dict[int, int] = {}
-        self.produced = ProducedLog()            # the newest sends and every one unanswered (produced_log.py)
         self.producers: dict[str, object] = {}   # name -> engine.clients.producer.Producer
         self.consumers: dict[str, object] = {}   # name -> engine.clients.consumer.Consumer
+        self.apps: dict[str, object] = {}        # name -> the consumer_app.PollLoop last driving that consumer
+        self.sinks: dict[str, object] = {}       # name -> the sinks.ListSink consumer applications write to
         self._session_expiry: dict[int, object] = {}
         self.brokers: dict[int, Broker] = {}
-        self._client = NetworkClient(self, CLIENT)
+        self.simple_producer = SimpleProducer(self.world, request_timeout_ms=self.broker_config.request_timeout_ms,
+                                              leader_of=self.leader_of, available_partitions=self._available_partitions)
+        self.produced = self.simple_producer.produced   # Cluster.produce's sends (produced_log.py)
         self.store.watch("/controller", lambda path: self._on_controller_node_changed())
         self.store.watch("/brokers/ids", lambda path: self._on_brokers_changed())
         self.store.watch(zk.TOPICS_PATH, self._on_topic_node_changed, at_once=True)
@@ -487,79 +473,30 @@ class Cluster:
         that sends every record alone."""
         info = self._topic(topic)
         acks = _acks(acks)
-        key, value = _utf8(key), _utf8(value)
-        batch = rb.encode_batch([(key, value, self.record_clock(), headers or ())], base_timestamp=self.record_clock())
-        if partition is None:
-            partition = self._choose_partition(topic, key, info.partitions, len(batch), partitioner)
-        elif not 0 <= partition < info.partitions:
-            raise ClusterError(f"Partition {partition} of topic '{topic}' does not exist",
-                               "UNKNOWN_TOPIC_OR_PARTITION")
-        record = Produced(self.produced.sent + 1, topic, partition, key, value, acks, tag)
-        self.produced.append(record)
-        self._send_produce(record, batch, {"request_id": record.request_id, "topic": topic, "partition": partition,
-                                           "acks": acks, "key": ev.text(key), "value": ev.text(value)})
-        return record
+        if partition is None and partitioner not in NULL_KEY_PARTITIONERS:
+            raise ClusterError(f"partitioner must be one of {', '.join(NULL_KEY_PARTITIONERS)}, not {partitioner!r}",
+                               "INVALID_REQUEST")
+        self._check_partition(info, partition)
+        return self.simple_producer.produce(topic, info.partitions, _utf8(key), _utf8(value), partition=partition,
+                                            acks=acks, tag=tag, headers=headers, partitioner=partitioner)
 
     def produce_batch(self, topic: str, partition: int, records: list[tuple], *, acks: int | str = -1,
                       tag: object = None) -> Produced:
         """Send several records as one batch in one request (what a producer's accumulator does).
         The Produced entry stands for the whole batch: its offset is the batch's first offset."""
-        info = self._topic(topic)
-        if not 0 <= partition < info.partitions:
-            raise ClusterError(f"Partition {partition} of topic '{topic}' does not exist",
-                               "UNKNOWN_TOPIC_OR_PARTITION")
+        self._check_partition(self._topic(topic), partition)
         acks = _acks(acks)
-        now = self.record_clock()
-        batch = rb.encode_batch([(_utf8(k), _utf8(v)) for k, v in records], base_timestamp=now)
-        record = Produced(self.produced.sent + 1, topic, partition, None, None, acks, tag)
-        self.produced.append(record)
-        self._send_produce(record, batch, {"request_id": record.request_id, "topic": topic,
-                                           "partition": partition, "acks": acks, "records": len(records)})
-        return record
+        return self.simple_producer.produce_batch(topic, partition, [(_utf8(k), _utf8(v)) for k, v in records],
+                                                  acks=acks, tag=tag)
 
-    def _send_produce(self, record: Produced, batch: bytes, summary: dict) -> None:
-        leader = self.leader_of(record.topic, record.partition)
-        if leader < 0:
-            self._produce_failed(record, "LEADER_NOT_AVAILABLE")
-            return
-        request = ProduceRequest(record.request_id, record.acks, self.broker_config.request_timeout_ms,
-                                 record.topic, record.partition, batch)
-        if record.acks == 0:
-            self._client.send_no_answer(leader, request, summary)
-            record.acked = True  # acks=0: "sent" is all the producer ever learns
-            self.bus.publish(ev.ProduceAcknowledged(request_id=record.request_id, topic=record.topic,
-                                                    partition=record.partition, offset=-1, acks=0))
-        else:
-            self._client.send(leader, request, lambda answer: self._on_produce_answer(record, answer),
-                              timeout_ms=self.broker_config.request_timeout_ms, summary=summary)
-
-    def _choose_partition(self, topic: str, key: bytes | None, partitions: int, batch_bytes: int,
-                          partitioner: str) -> int:
-        try:
-            return self.client_partitioner.choose(topic, key, partitions, self._available_partitions(topic, partitions),
-                                                  batch_bytes, partitioner)
-        except ValueError as error:
-            raise ClusterError(str(error), "INVALID_REQUEST") from None
+    def _check_partition(self, info: TopicInfo, partition: int | None) -> None:
+        if partition is not None and not 0 <= partition < info.partitions:
+            raise ClusterError(f"Partition {partition} of topic '{info.name}' does not exist",
+                               "UNKNOWN_TOPIC_OR_PARTITION")
 
     def _available_partitions(self, topic: str, partitions: int) -> list[int]:
         """Partitions with a leader, in partition order (Cluster.availablePartitionsForTopic)."""
         return [p for p in range(partitions) if self.store.get(partition_path(topic, p))[0]["leader"] >= 0]
-
-    def _on_produce_answer(self, record: Produced, answer: ProduceResponse | None) -> None:
-        if answer is None:
-            self._produce_failed(record, "REQUEST_TIMED_OUT")
-        elif answer.error == "NONE":
-            record.acked, record.offset = True, answer.base_offset
-            self.bus.publish(ev.ProduceAcknowledged(request_id=record.request_id, topic=record.topic,
-                                                    partition=record.partition, offset=answer.base_offset,
-                                                    acks=record.acks))
-        else:
-            self._produce_failed(record, answer.error)
-
-    def _produce_failed(self, record: Produced, error: str) -> None:
-        record.acked, record.error = False, error
-        self.bus.publish(ev.ProduceFailed(request_id=record.request_id, topic=record.topic,
-                                          partition=record.partition, error=error, acks=record.acks))
 
     def read(self, topic: str, partition: int, offset: int = 0, max_records: int = 1000) -> list[rb.Record]:
         """Committed records (below the leader's HW), as a consumer sees them."""
@@ -579,14 +516,15 @@ class Cluster:
         on first use. Its records are sent by its accumulator and sender, as Kafka's are."""
         from engine.clients.producer import Producer
         if name not in self.producers:
-            self.producers[name] = Producer(self, name, dict(config or {}))
+            self.producers[name] = Producer(self.world, name, dict(config or {}), bootstrap=sorted(self.brokers))
         return self.producers[name]
 
     def consumer(self, name: str, config: dict | None = None):
         """The consumer called `name` (a client node "consumer-<name>"), created on first use."""
         from engine.clients.consumer import Consumer
         if name not in self.consumers:
-            self.consumers[name] = Consumer(self, name, dict(config or {}))
+            self.consumers[name] = Consumer(self.world, name, dict(config or {}), bootstrap=sorted(self.brokers),
+                                            apps=self.apps)
         return self.consumers[name]
 
     # -- faults -----------------------------------------------------------------------------

@@ -19,8 +19,9 @@ rules, which are the invariants a restored graph keeps:
 - *Not the host's hooks.* Event-bus subscribers and the scheduler's `yield_step` belong to
   whoever drives the engine and are left out (HOST_FIELDS); the restorer attaches its own.
 - *Side tables included.* State other modules keep per cluster, broker, producer or consumer in
-  module-level weak dicts (the group coordinators, producer-id blocks, consumer apps, sinks) is
-  carried beside the cluster and put back under the restored objects.
+  module-level weak dicts (the group coordinators, producer-id blocks) is carried beside the
+  cluster and put back under the restored objects. (Consumer apps and sinks are the facade's own
+  attributes, `Cluster.apps` and `Cluster.sinks`, and travel with it.)
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ from engine.storage.log import Log
 from engine.storage.segment import LogSegment
 from engine.cluster import Cluster
 from engine.events import EventBus
+from engine.node import World
 from engine.storage.leader_epoch_cache import LeaderEpochCache
 from engine.sim.scheduler import Scheduler
 
@@ -52,6 +54,7 @@ PROTOCOL = pickle.HIGHEST_PROTOCOL
 # tests look for any string naming the old data dir in a restored graph.
 PATH_FIELDS: dict[type, tuple[str, ...]] = {
     Cluster: ("data_dir",),
+    World: ("data_dir",),
     Broker: ("data_dir",),
     Log: ("path",),
     LogSegment: ("directory", "log_path", "index_path", "time_index_path"),

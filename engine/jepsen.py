@@ -22,8 +22,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from engine.cluster import Cluster
-from engine.common.errors import KafkaError
+from engine.cluster import Cluster, ClusterError
 
 TOPIC = "jepsen"
 
@@ -126,7 +125,7 @@ def _play(cluster: Cluster, rng: random.Random, setting: Setting) -> list[str]:
                 a, b = rng.sample(brokers, 2)
                 cluster.heal_network(a, b)
                 operations.append(f"heal {a}-{b}")
-        except KafkaError as error:
+        except ClusterError as error:
             operations.append(f"({error.kafka_name})")
         wait = rng.choice([0, 1, 3, 20, 200, 1000, 5000, 15000])
         cluster.run_for(wait)

@@ -174,8 +174,7 @@ def _produce_requests(cluster: Cluster) -> list[dict]:
     parked in the leader's purgatory until the HW passes them, or ones whose answer will never
     come (a dead leader, a cut link). The producer gives up at its request time-out."""
     timeout, now = cluster.broker_config.request_timeout_ms, cluster.now_ms
-    pending = sorted((timer for _, timer in cluster._client._pending.values() if not timer.cancelled),
-                     key=lambda e: e.sequence)
+    pending = sorted(cluster.simple_producer.request_timers(), key=lambda e: e.sequence)
     if not pending or now - (pending[0].time_ms - timeout) < LAGGING_AFTER_MS:
         return []      # nothing unanswered for long (the usual case: answers take milliseconds)
     waiting = []       # newest first, as many as there are pending requests

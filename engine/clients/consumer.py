@@ -21,7 +21,7 @@ running *inside* the simulation uses `poll_once` and `commit_async` (see consume
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from engine import events as ev
 from engine.clients.consumer_fetcher import Fetcher
@@ -30,15 +30,12 @@ from engine.clients.consumer_state import (RETRIABLE_ERRORS, CommitFailedError, 
                                            ConsumerConfig, ConsumerMetadata, ConsumerTimeoutError, IllegalStateError,
                                            KafkaClientError, NoOffsetForPartitionError, RebalanceInProgressError,
                                            SubscriptionState, as_topic_partition)
-from engine.clients.network_client import NetworkClient
 from engine.groups import coordinator as _group_coordinator  # noqa: F401  (brokers answer group requests)
 from engine.groups.assignors import TopicPartition
 from engine.groups.protocol import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsPartition, ListOffsetsRequest
+from engine.node import Node, World
 from engine.protocol import MetadataRequest
 from engine.topic_pattern import TopicPattern
-
-if TYPE_CHECKING:
-    from engine.cluster import Cluster
 
 DEFAULT_POLL_TIMEOUT_MS = 1000
 ERRORS = {"COMMIT_FAILED": CommitFailedError, "REBALANCE_IN_PROGRESS": RebalanceInProgressError,
@@ -46,17 +43,21 @@ ERRORS = {"COMMIT_FAILED": CommitFailedError, "REBALANCE_IN_PROGRESS": Rebalance
 
 
 class Consumer:
-    def __init__(self, cluster: Cluster, name: str, config: dict | None = None) -> None:
-        self.cluster = cluster
+    def __init__(self, world: World, name: str, config: dict | None = None, *, bootstrap: list[int],
+                 apps: dict | None = None) -> None:
+        """A client node "consumer-<name>" in `world`. `bootstrap` is its bootstrap.servers: the
+        broker ids it asks until a MetadataResponse names the cluster's brokers. `apps`, if given,
+        is where an application driving it (consumer_app.PollLoop) is kept by name (the facade's)."""
         self.name = name
         self.node = f"consumer-{name}"
+        self.bootstrap = sorted(bootstrap)
+        self.apps = apps
         self.config = ConsumerConfig.from_dict(dict(config or {}), default_client_id=name)
         self.group_id = self.config.group_id
-        self.client = NetworkClient(cluster, self.node)
-        self.alive = True
+        self.client = Node(world, self.node)
+        self.alive = True                        # False once crashed (closed is a clean stop)
         self.closed = False
         self.in_poll = False
-        self.incarnation = 1
         self.subscriptions = SubscriptionState()
         self.metadata = ConsumerMetadata()
         self.fetcher = Fetcher(self)
@@ -70,21 +71,20 @@ class Consumer:
     # -- plumbing the parts share -----------------------------------------------------------
     @property
     def now_ms(self) -> int:
-        return self.cluster.scheduler.now_ms
+        return self.client.now_ms
 
     def publish(self, event: ev.Event) -> None:
-        self.cluster.bus.publish(event)
+        self.client.publish(event)
 
     def schedule(self, delay_ms: int, action: Callable[[], None], label: str, *, foreground: bool = False):
-        incarnation = self.incarnation
+        """A timer of this consumer's process: dropped if it crashes or is closed first."""
+        return self.client.schedule(delay_ms, action, label, foreground=foreground, guard=self._open)
 
-        def run() -> None:
-            if self.alive and not self.closed and self.incarnation == incarnation:
-                action()
-        return self.cluster.scheduler.schedule(delay_ms, run, label=f"{self.node}: {label}", foreground=foreground)
+    def _open(self) -> bool:
+        return not self.closed
 
     def cancel(self, entry) -> None:
-        self.cluster.scheduler.cancel(entry)
+        self.client.cancel(entry)
 
     def wake(self) -> None:
         """Something the application may be waiting for happened (a blocking call re-checks)."""
@@ -101,23 +101,25 @@ class Consumer:
         refuses the connection at once (the client's OS says so), after retry.backoff.ms."""
         if not self.alive or self.closed:
             return
-        incarnation = self.incarnation
+        client = self.client
+        incarnation = client.incarnation
 
         def answered(answer: object | None) -> None:
-            if self.alive and self.incarnation == incarnation:
+            if client.alive and client.incarnation == incarnation:
                 self.wake()
                 on_answer(answer)
-        broker = self.cluster.brokers.get(broker_id)
-        if broker is None or not broker.alive:
+        destination = f"broker-{broker_id}"
+        if not client.is_up(destination):
             self.schedule(self.config.retry_backoff_ms, lambda: answered(None),
                           f"connection to broker {broker_id} refused", foreground=foreground)
             return
-        self.client.send(broker_id, request, answered, timeout_ms=timeout_ms or self.config.request_timeout_ms,
-                         summary=summary, foreground=foreground)
+        client.send(destination, request, answered, timeout_ms=timeout_ms or self.config.request_timeout_ms,
+                    summary=summary, foreground=foreground)
 
     def least_loaded_broker(self) -> int:
-        """A broker to ask for metadata or the coordinator: the known brokers in turn."""
-        brokers = self.metadata.brokers or sorted(self.cluster.brokers)
+        """A broker to ask for metadata or the coordinator: the known brokers (at first, the
+        bootstrap list) in turn."""
+        brokers = self.metadata.brokers or self.bootstrap
         return brokers[self._bootstrap_index % len(brokers)]
 
     def broker_unreachable(self, broker_id: int) -> None:
@@ -239,7 +241,7 @@ class Consumer:
         return records
 
     def _run_until_woken(self, deadline: int, done: Callable[[], bool] | None = None) -> None:
-        scheduler = self.cluster.scheduler
+        scheduler = self.client.world.scheduler
         while not self._woken and not (done is not None and done()):
             next_time = scheduler.next_time()
             if next_time is None or next_time > deadline:
@@ -487,17 +489,16 @@ class Consumer:
             except ConsumerTimeoutError:
                 pass
         self.closed = True
-        self.client.crash()
+        self.client.go_down()
 
     def crash(self) -> None:
         """The process dies: no LeaveGroup, no commit; the coordinator notices by the session timeout."""
         if not self.alive:
             return
         self.alive = False
-        self.incarnation += 1
         if self.app is not None:
             self.app.stop()
-        self.client.crash()
+        self.client.go_down()
         self.publish(ev.ConsumerCrashed(consumer=self.name, group=self.group_id))
 
     def _check_usable(self) -> None:

@@ -14,14 +14,11 @@ and a crash really does stop it half way. Records handed to the application are 
 """
 from __future__ import annotations
 
-import weakref
-
 from engine import events as ev
 from engine.clients.consumer_state import ConsumedRecord, KafkaClientError
 from engine.clients.sinks import ListSink
 
 COMMIT_MODES = ("auto", "before", "after", "none")
-_APPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class PollLoop:
@@ -39,7 +36,8 @@ class PollLoop:
         self.processed: list[dict] = []
         self.errors: list[str] = []
         consumer.app = self
-        _APPS.setdefault(consumer.cluster, {})[consumer.name] = self
+        if consumer.apps is not None:   # the facade's applications by name (Cluster.apps)
+            consumer.apps[consumer.name] = self
 
     def start(self) -> PollLoop:
         if not self.running:
@@ -114,7 +112,3 @@ class PollLoop:
         except KafkaClientError as error:
             self.errors.append(error.kafka_name)
             then()
-
-
-def apps_of(cluster: object) -> dict[str, PollLoop]:
-    return dict(_APPS.get(cluster, {}))

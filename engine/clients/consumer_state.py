@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from engine.storage.errors import InvalidConfigError
-from engine.common.errors import Errors, KafkaError
 from engine.common.config_values import field_kind, parse_config_value
 from engine.groups.assignors import ASSIGNORS, TopicPartition
 
@@ -32,34 +31,36 @@ ASSIGNOR_CLASSES = {
 
 
 # -- errors ------------------------------------------------------------------------------------
-class KafkaClientError(KafkaError):
+class KafkaClientError(Exception):
     """An error the application sees; `kafka_name` is Kafka's error (or exception) name."""
-    error = Errors.UNKNOWN_SERVER_ERROR
+    kafka_name = "UNKNOWN_SERVER_ERROR"
 
     def __init__(self, message: str, kafka_name: str | None = None) -> None:
-        super().__init__(message, error=kafka_name)
+        super().__init__(message)
+        if kafka_name is not None:
+            self.kafka_name = kafka_name
 
 
 class CommitFailedError(KafkaClientError):
     """The group moved on: this member is not in the generation it committed for (CommitFailedException)."""
-    error = Errors.COMMIT_FAILED
+    kafka_name = "COMMIT_FAILED"
 
 
 class RebalanceInProgressError(KafkaClientError):
-    error = Errors.REBALANCE_IN_PROGRESS
+    kafka_name = "REBALANCE_IN_PROGRESS"
 
 
 class NoOffsetForPartitionError(KafkaClientError):
     """auto.offset.reset=none and nothing committed (NoOffsetForPartitionException)."""
-    error = Errors.NO_OFFSET_FOR_PARTITION
+    kafka_name = "NO_OFFSET_FOR_PARTITION"
 
 
 class IllegalStateError(KafkaClientError):
-    error = Errors.ILLEGAL_STATE
+    kafka_name = "ILLEGAL_STATE"
 
 
 class ConsumerTimeoutError(KafkaClientError):
-    error = Errors.TIMEOUT
+    kafka_name = "TIMEOUT"
 
 
 RETRIABLE_ERRORS = frozenset({"COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS",

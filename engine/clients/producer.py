@@ -5,7 +5,8 @@
     producer.flush()                                  # runs the cluster until every record is answered
     record.acked, record.offset                       # True, 0
 
-It is a client node "producer-<name>" with its own connection (NetworkClient). `send()` picks
+It is a client node "producer-<name>" on the network (engine/node.py), a peer of the brokers: it
+knows them from its bootstrap list and its metadata answers, nothing else. `send()` picks
 the partition (explicit, else the key's murmur2 hash over all partitions, else the null-key
 partitioner: sticky (KIP-794, the default) or the pre-2.4 round robin), appends the record to
 the RecordAccumulator and returns a ProducedRecord — Kafka's future. The Sender (sender.py)
@@ -28,20 +29,17 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from engine import events as ev
 from engine.broker import init_producer_id  # noqa: F401  (registers the broker's InitProducerId handler)
 from engine.clients.accumulator import RecordAccumulator, record_size_upper_bound
 from engine.produced_log import ProducedLog
-from engine.clients.network_client import NetworkClient
 from engine.clients.partitioner import choose_partition
 from engine.clients.sender import Sender
 from engine.common.config_values import parse_config_value
-from engine.common.errors import Errors, KafkaError
-
-if TYPE_CHECKING:
-    from engine.cluster import Cluster
+from engine.node import Node, World
+from engine.cluster import ClusterError
 
 PARTITIONERS = ("sticky", "round-robin")
 COMPRESSION_TYPES = ("none", "gzip")
@@ -54,19 +52,14 @@ NOT_MODELLED = frozenset({
     "security.protocol", "client.dns.lookup"})
 
 
-class ProducerConfigError(KafkaError, ValueError):
+class ProducerConfigError(ValueError):
     """Kafka's ConfigException: settings that cannot work together."""
-    error = Errors.INVALID_CONFIG
+    kafka_name = "INVALID_CONFIG"
 
 
-class ProducerError(KafkaError):
+class ProducerError(ClusterError):
     """A record's send failed (raised by ProducedRecord.get()), or the producer cannot do what
-    it was asked (send after close, a partition the topic does not have). `kafka_name` is the
-    record's error; INVALID_REQUEST when none applies (as ClusterError, its old base, said)."""
-    error = Errors.INVALID_REQUEST
-
-    def __init__(self, message: str, kafka_name: str = Errors.INVALID_REQUEST) -> None:
-        super().__init__(message, error=kafka_name)
+    it was asked (send after close, a partition the topic does not have)."""
 
 
 @dataclass(frozen=True)
@@ -210,8 +203,7 @@ class ProducedRecord:
             raise ProducerError(f"Record {self.record_id} of {self.producer} is not complete "
                                 f"({self.error or 'under way'}); flush() first")
         if not self.acked:
-            raise ProducerError(self.error_message or self.error or "send failed",
-                                self.error or Errors.UNKNOWN_SERVER_ERROR)
+            raise ProducerError(self.error_message or self.error or "send failed", self.error or "UNKNOWN")
         return self.offset
 
     def to_dict(self) -> dict:
@@ -232,33 +224,37 @@ class _Waiting:
 
 
 class Producer:
-    def __init__(self, cluster: Cluster, name: str, config: dict | None = None) -> None:
-        self.cluster = cluster
+    def __init__(self, world: World, name: str, config: dict | None = None, *, bootstrap: list[int]) -> None:
+        """A client node "producer-<name>" in `world`. `bootstrap` is its bootstrap.servers: the
+        broker ids it asks for metadata until a MetadataResponse names the cluster's brokers."""
         self.name = name
         self.node = f"producer-{name}"
+        self.bootstrap = sorted(bootstrap)
         self.given_config = dict(config or {})
         self.config, self.warnings = resolve_config(config)
-        self.client = NetworkClient(cluster, self.node)
-        self.accumulator = RecordAccumulator(self.config, cluster.random.fork(f"{self.node}/partitioner"),
-                                             cluster.random.fork(f"{self.node}/retry-backoff"))
+        self.client = Node(world, self.node)
+        self.accumulator = RecordAccumulator(self.config, self.client.rng(f"{self.node}/partitioner"),
+                                             self.client.rng(f"{self.node}/retry-backoff"))
         self.sender = Sender(self)
         self.closed = False
         self.crashed = False
         self._records = ProducedLog()   # bounded: the newest sends and the unanswered ones (engine/produced_log.py)
         self._waiting: deque[_Waiting] = deque()
-        cluster.bus.publish(ev.ProducerCreated(producer=self.node, config=self.config.to_dict(),
-                                               warnings=list(self.warnings)))
+        self.publish(ev.ProducerCreated(producer=self.node, config=self.config.to_dict(),
+                                        warnings=list(self.warnings)))
         self.sender.wakeup(foreground=True)   # metadata (and, for idempotence, a producer id) at once
 
     # -- plumbing for the sender ----------------------------------------------------------------
+    @property
+    def now_ms(self) -> int:
+        return self.client.now_ms
+
     def publish(self, event: ev.Event) -> None:
-        self.cluster.bus.publish(event)
+        self.client.publish(event)
 
     def schedule(self, delay_ms: int, action: Callable[[], None], label: str, *, foreground: bool = True):
-        def run() -> None:
-            if not self.crashed:
-                action()
-        return self.cluster.scheduler.schedule(delay_ms, run, label=f"{self.node}: {label}", foreground=foreground)
+        """A timer of this producer's process (a crash drops it)."""
+        return self.client.schedule(delay_ms, action, label, foreground=foreground)
 
     # -- the API --------------------------------------------------------------------------------
     def send(self, topic: str, key: bytes | str | None, value: bytes | str | None, *,
@@ -275,10 +271,10 @@ class Producer:
         if partition is not None and partition < 0:
             raise ProducerError(f"Invalid partition: {partition}", "INVALID_REQUEST")
         record = ProducedRecord(self.node, len(self._records) + 1, topic, -1, _utf8(key), _utf8(value),
-                                self.cluster.record_clock() if timestamp is None else int(timestamp),
+                                self.client.record_time_ms() if timestamp is None else int(timestamp),
                                 tuple((k, _utf8(v)) for k, v in (headers or ())), tag, self.config.acks)
         self._records.append(record)
-        waiting = _Waiting(record, partition, self.cluster.now_ms + self.config.max_block_ms)
+        waiting = _Waiting(record, partition, self.now_ms + self.config.max_block_ms)
         if self._waiting or not self._place(waiting):
             self._waiting.append(waiting)
             self.sender.wakeup()
@@ -293,7 +289,7 @@ class Producer:
         self.accumulator.flushes_in_progress += 1
         self.sender.wakeup()
         try:
-            done = self._block_until(lambda: not self.has_pending(), self.cluster.now_ms + limit)
+            done = self._block_until(lambda: not self.has_pending(), self.now_ms + limit)
         finally:
             self.accumulator.flushes_in_progress -= 1
         if not done:
@@ -315,7 +311,7 @@ class Producer:
             return
         self.crashed = True
         self.sender.stop()
-        self.client.crash()
+        self.client.go_down()
 
         def abandon(records) -> None:
             for record in records:
@@ -358,7 +354,7 @@ class Producer:
     def place_waiting(self) -> None:
         """The sender's turn: place the waiting records that now can, in order; fail those whose
         max.block.ms ran out."""
-        now = self.cluster.now_ms
+        now = self.now_ms
         while self._waiting:
             head = self._waiting[0]
             if not self._place(head):
@@ -422,7 +418,7 @@ class Producer:
         """Into the accumulator; a record without a key then tells the sticky partitioner how
         many bytes went to its partition."""
         topic, tp = record.topic, (record.topic, record.partition)
-        batch, created, appended = self.accumulator.append(tp, record, self.cluster.now_ms)
+        batch, created, appended = self.accumulator.append(tp, record, self.now_ms)
         if sticky:
             metadata = self.sender.metadata
             self.accumulator.null_key_partitioner(topic).on_append(
@@ -445,8 +441,8 @@ class Producer:
                                             error=error, message=message, records_count=1, attempts=0))
 
     def _block_until(self, condition: Callable[[], bool], deadline: int) -> bool:
-        """Run the cluster's scheduler until `condition` holds or virtual time reaches `deadline`."""
-        scheduler = self.cluster.scheduler
+        """Run the world's scheduler until `condition` holds or virtual time reaches `deadline`."""
+        scheduler = self.client.world.scheduler
         while not condition():
             nxt = scheduler.next_time()
             if nxt is None or nxt > deadline:

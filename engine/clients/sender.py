@@ -224,7 +224,7 @@ class Sender:
         self.producer = producer
         self.config = producer.config
         self.accumulator = producer.accumulator
-        self.metadata = Metadata(sorted(producer.cluster.brokers))
+        self.metadata = Metadata(producer.bootstrap)
         self.idempotence = Idempotence(producer) if self.config.enable_idempotence else None
         self.in_flight_per_node: dict[int, int] = {}
         self.in_flight_batches: list[ProducerBatch] = []
@@ -242,7 +242,7 @@ class Sender:
 
     @property
     def now_ms(self) -> int:
-        return self.producer.cluster.scheduler.now_ms
+        return self.producer.client.now_ms
 
     def requests_in_flight(self) -> int:
         return sum(self.in_flight_per_node.values())
@@ -259,13 +259,13 @@ class Sender:
         timer = self._timer
         if timer is not None and not timer.cancelled and self._timer_at <= at and (timer.foreground or not foreground):
             return
-        self.producer.cluster.scheduler.cancel(timer)
+        self.producer.client.cancel(timer)
         self._timer_at = at
         self._timer = self.producer.schedule(delay_ms, self._run, "sender", foreground=foreground)
 
     def stop(self) -> None:
         self.stopped = True
-        self.producer.cluster.scheduler.cancel(self._timer)
+        self.producer.client.cancel(self._timer)
         self._timer = None
 
     def _run(self) -> None:
@@ -346,7 +346,7 @@ class Sender:
             if not self.stopped:
                 on_answer(answer)
                 self.wakeup()
-        self.producer.client.send(node, request, answered, timeout_ms=self.config.request_timeout_ms,
+        self.producer.client.send(f"broker-{node}", request, answered, timeout_ms=self.config.request_timeout_ms,
                                   summary={"producer": self.producer.node, **summary})
 
     # -- metadata -------------------------------------------------------------------------------
@@ -405,7 +405,7 @@ class Sender:
                                    "base_sequence": b.base_sequence} for b in batches]}
         self.stats["produce-request-total"] += 1
         if self.config.acks == 0:
-            self.producer.client.send_no_answer(node, request, {"producer": self.producer.node, **summary})
+            self.producer.client.send_no_answer(f"broker-{node}", request, {"producer": self.producer.node, **summary})
             for batch in batches:
                 self._complete(batch, -1)
             return

@@ -6,17 +6,14 @@
   nothing, so at-least-once delivery into it has an exactly-once *effect*.
 Both remember the duplicates they were offered, for the lesson to show.
 
-Sinks are shared by name within a cluster (`sink_for(cluster, "db")`), as several consumers of
-one group write into the same database.
+Sinks are shared by name within a cluster (`sink_for(cluster.sinks, "db")`: the facade keeps
+them), as several consumers of one group write into the same database.
 """
 from __future__ import annotations
-
-import weakref
 
 from engine.clients.consumer_state import ConsumedRecord
 
 Key = tuple[str, int, int]
-_SINKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class ListSink:
@@ -57,15 +54,10 @@ class IdempotentSink(ListSink):
 SINK_KINDS = {ListSink.kind: ListSink, IdempotentSink.kind: IdempotentSink}
 
 
-def sink_for(cluster: object, name: str, kind: str = "list") -> ListSink:
-    """The cluster's sink called `name`, created (of `kind`) on first use."""
-    sinks = _SINKS.setdefault(cluster, {})
+def sink_for(sinks: dict[str, ListSink], name: str, kind: str = "list") -> ListSink:
+    """The sink called `name` among `sinks` (a cluster's: `Cluster.sinks`), created (of `kind`) on first use."""
     if name not in sinks:
         if kind not in SINK_KINDS:
             raise ValueError(f"sink kind must be one of {', '.join(SINK_KINDS)}, not {kind!r}")
         sinks[name] = SINK_KINDS[kind](name)
     return sinks[name]
-
-
-def sinks_of(cluster: object) -> dict[str, ListSink]:
-    return dict(_SINKS.get(cluster, {}))

@@ -155,10 +155,8 @@ def consumed(cluster: Cluster) -> dict[str, list[dict]]:
 
 def processed(cluster: Cluster) -> dict[str, list[dict]]:
     """What each consumer application finished processing (consumer_app.PollLoop), in order."""
-    from engine.clients.consumer_app import apps_of
-    return {name: list(app.processed) for name, app in sorted(apps_of(cluster).items())}
+    return {name: list(app.processed) for name, app in sorted(cluster.apps.items())}
 
 
 def sinks(cluster: Cluster) -> dict[str, dict]:
-    from engine.clients.sinks import sinks_of
-    return {name: sink.to_dict() for name, sink in sorted(sinks_of(cluster).items())}
+    return {name: sink.to_dict() for name, sink in sorted(cluster.sinks.items())}

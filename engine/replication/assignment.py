@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import random
 
-from engine.common.errors import Errors, KafkaError
+
+class InvalidReplicationFactorError(ValueError):
+    kafka_name = "INVALID_REPLICATION_FACTOR"
 
 
-class InvalidReplicationFactorError(KafkaError, ValueError):
-    error = Errors.INVALID_REPLICATION_FACTOR
-
-
-class InvalidPartitionsError(KafkaError, ValueError):
-    error = Errors.INVALID_PARTITIONS
+class InvalidPartitionsError(ValueError):
+    kafka_name = "INVALID_PARTITIONS"
 
 
 def assign_replicas(brokers: list[int], partitions: int, replication_factor: int,

@@ -24,7 +24,6 @@ from typing import Any, Callable
 from engine import events as ev
 from engine.storage.errors import InvalidConfigError
 from engine.cluster import Cluster, ClusterError, split_config
-from engine.common.errors import KafkaError
 from engine.scenarios.schema import StepArgumentError, check_cluster, check_step, is_internal_topic
 from engine.topic_pattern import TopicPattern
 from engine.common.topics import collision_warning
@@ -124,8 +123,7 @@ def _split_step(index: int, step: Any) -> tuple[str, dict]:
 
 
 # What a step may fail with (its error, not a bug): the runner stops, or goes on if expected.
-# KafkaError covers ClusterError, InvalidConfigError and ProducerError (a producer step's send after a crash).
-STEP_ERRORS = (KafkaError, ValueError, KeyError, TypeError)
+STEP_ERRORS = (ClusterError, InvalidConfigError, ValueError, KeyError, TypeError)
 
 
 def scenario_cluster(scenario: dict, data_dir: str, *, trace: Callable[[ev.Event], None] | None = None,
@@ -406,7 +404,7 @@ def _consumer_join(c: Cluster, a: dict, i: int) -> Warnings:
         consumer.subscribe(list(a["topics"]))
     timeout = a.get("timeout_ms", 15000)
     if a.get("poll_every_ms") is not None:
-        sink = sink_for(c, a["sink"], a.get("sink_kind", "list")) if a.get("sink") else None
+        sink = sink_for(c.sinks, a["sink"], a.get("sink_kind", "list")) if a.get("sink") else None
         PollLoop(consumer, poll_interval_ms=a["poll_every_ms"], processing_ms=a.get("processing_ms", 0),
                  commit=a.get("commit", "auto"), sink=sink, max_records=a.get("max_records")).start()
         _run_while(c, lambda: not consumer.is_stable(), timeout)

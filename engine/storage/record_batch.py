@@ -57,7 +57,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from engine.common.errors import Errors, KafkaError
 from engine.storage.crc import crc32c
 from engine.storage.varint import (
     ENCODED_SMALL_VARINTS,
@@ -157,13 +156,11 @@ PAYLOAD_MASK = 0x7F
 PAYLOAD_BITS = 7
 
 
-class CorruptRecordError(KafkaError):
-    """A batch or record is ill-formed: bad CRC or magic, truncated, or lengths that disagree
-    (Kafka's CorruptRecordException, CORRUPT_MESSAGE on the wire).
+class CorruptRecordError(Exception):
+    """A batch or record is ill-formed: bad CRC or magic, truncated, or lengths that disagree.
 
     `position` is the byte position (in the caller's buffer) of the batch concerned, when known.
     """
-    error = Errors.CORRUPT_MESSAGE
 
     def __init__(self, message: str, position: int | None = None) -> None:
         super().__init__(message)
@@ -172,7 +169,6 @@ class CorruptRecordError(KafkaError):
 
 class UnsupportedCompressionError(CorruptRecordError):
     """The batch uses a codec this engine cannot decompress (its Python package is missing)."""
-    error = Errors.UNSUPPORTED_COMPRESSION_TYPE
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,12 +4,12 @@ from __future__ import annotations
 import pytest
 
 from engine import Cluster
-from engine.clients.network_client import NetworkClient
 from engine.groups import coordinator as gc
 from engine.groups import offsets_topic as ot
 from engine.groups.consumer_protocol import encode_assignment, encode_subscription
 from engine.groups.coordinator_partition import coordinator_partition
 from engine.groups.assignors import TopicPartition
+from engine.node import Node
 from engine.groups.protocol import (FindCoordinatorRequest, HeartbeatRequest, JoinGroupProtocol, JoinGroupRequest,
                                     LeaveGroupRequest, MemberIdentity, OffsetCommitPartition, OffsetCommitRequest,
                                     OffsetFetchRequest, SyncGroupAssignment, SyncGroupRequest)
@@ -27,12 +27,12 @@ def cluster(tmp_path):
 
 @pytest.fixture
 def client(cluster):
-    return NetworkClient(cluster, "consumer-raw")
+    return Node(cluster.world, "consumer-raw")
 
 
 def send(client, broker, request, timeout_ms=400_000):
     answers = []
-    client.send(broker, request, answers.append, timeout_ms=timeout_ms)
+    client.send(f"broker-{broker}", request, answers.append, timeout_ms=timeout_ms)
     return answers
 
 
@@ -77,7 +77,7 @@ def events_of(cluster, kind):
 
 def test_the_first_find_coordinator_creates_the_offsets_topic(tmp_path):
     c = Cluster(3, str(tmp_path / "lab"), seed=1)
-    client = NetworkClient(c, "consumer-raw")
+    client = Node(c.world, "consumer-raw")
     first = ask(c, client, 2, FindCoordinatorRequest("test-group"))
     assert first.error == "COORDINATOR_NOT_AVAILABLE"
     info = c.describe_topic(ot.OFFSETS_TOPIC)
@@ -113,7 +113,7 @@ def test_member_ids_come_from_the_seeded_rng(tmp_path):
     ids = []
     for attempt in "ab":
         c = Cluster(3, str(tmp_path / attempt), seed=9, config={"offsets.topic.num.partitions": 2})
-        client = NetworkClient(c, "consumer-raw")
+        client = Node(c.world, "consumer-raw")
         ids.append(ask(c, client, find(c, client), join_request()).member_id)
         c.close()
     assert ids[0] == ids[1]

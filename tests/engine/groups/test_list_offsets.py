@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from engine import Cluster
-from engine.clients.network_client import NetworkClient
 from engine.groups import list_offsets  # noqa: F401  (brokers answer ListOffsets once imported)
 from engine.groups.protocol import ListOffsetsPartition, ListOffsetsRequest
+from engine.node import Node
 
 
 @pytest.fixture
@@ -22,9 +22,9 @@ def cluster(tmp_path):
 
 
 def list_offsets(cluster, broker, timestamp, *, replica_id=-1, epoch=-1):
-    client = NetworkClient(cluster, f"consumer-q{cluster.now_ms}-{timestamp}-{replica_id}")
+    client = Node(cluster.world, f"consumer-q{cluster.now_ms}-{timestamp}-{replica_id}")
     answers = []
-    client.send(broker, ListOffsetsRequest(replica_id, 0, [ListOffsetsPartition("t", 0, timestamp, epoch)]),
+    client.send(f"broker-{broker}", ListOffsetsRequest(replica_id, 0, [ListOffsetsPartition("t", 0, timestamp, epoch)]),
                 answers.append, timeout_ms=30000)
     while not answers:
         cluster.scheduler.step()

@@ -28,8 +28,7 @@ def joined(cluster, name, **extra):
     return c
 
 
-def poll_until_stable(*consumers, limit_ms=30_000):
-    cluster = consumers[0].cluster
+def poll_until_stable(cluster, *consumers, limit_ms=30_000):
     end = cluster.now_ms + limit_ms
     while not all(c.is_stable() for c in consumers) or describe_group(cluster, "g")["state"] != "Stable":
         assert cluster.now_ms < end, describe_group(cluster, "g")
@@ -43,13 +42,13 @@ def of_kind(cluster, kind, **match):
 
 def test_a_stable_group_has_no_rebalance_to_describe(cluster):
     c1 = joined(cluster, "c1")
-    poll_until_stable(c1)
+    poll_until_stable(cluster, c1)
     assert "rebalance" not in describe_group(cluster, "g")
 
 
 def test_a_rebalance_names_who_rejoined_who_is_awaited_and_until_when(cluster):
     c1 = joined(cluster, "c1")
-    poll_until_stable(c1)
+    poll_until_stable(cluster, c1)
     c2 = joined(cluster, "c2")
     while describe_group(cluster, "g")["state"] != "PreparingRebalance":
         c2.poll(timeout_ms=10)
@@ -60,7 +59,7 @@ def test_a_rebalance_names_who_rejoined_who_is_awaited_and_until_when(cluster):
                          "initial": False, "joined": ["c2"], "awaited": ["c1"], "new": ["c2"], "pending_member_ids": 0,
                          "leader": "c1", "sync_awaited": []}
     # c1 hears of the rebalance in a heartbeat answer and rejoins at its next poll: the join phase ends.
-    poll_until_stable(c1, c2)
+    poll_until_stable(cluster, c1, c2)
     rejoin = of_kind(cluster, "member_joined", client_id="c1", rejoined=True)
     assert len(rejoin) == 1 and rejoin[0].member_id == c1.member_id
     assert of_kind(cluster, "member_joined", client_id="c2")[0].rejoined is False
@@ -81,11 +80,11 @@ def test_the_join_phase_of_a_new_group_waits_the_initial_delay(tmp_path):
 
 def test_an_eager_member_says_what_it_owned_before_the_rebalance(cluster):
     c1 = joined(cluster, "c1")
-    poll_until_stable(c1)
+    poll_until_stable(cluster, c1)
     first = of_kind(cluster, "assignment_received", consumer="c1")[-1]
     assert (first.assignment, first.added, first.previous) == (["t-0", "t-1", "t-2"], ["t-0", "t-1", "t-2"], [])
     c2 = joined(cluster, "c2")
-    poll_until_stable(c1, c2)
+    poll_until_stable(cluster, c1, c2)
     second = of_kind(cluster, "assignment_received", consumer="c1")[-1]
     # Eager: c1 revoked all three before rejoining, so `added` is all it owns; `previous` says what it had.
     assert second.assignment == ["t-0", "t-1"] and second.added == ["t-0", "t-1"] and second.revoked == []
