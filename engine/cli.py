@@ -28,6 +28,7 @@ from typing import TextIO
 
 from engine import persistence
 from engine.cluster import Cluster, ClusterError
+from engine.common.errors import KafkaError
 
 DEFAULT_DIR = "lab-cluster"
 INTERNAL_TOPICS = ("__consumer_offsets",)
@@ -360,7 +361,7 @@ def main(argv: list[str] | None = None, *, inp: TextIO | None = None, out: TextI
         if tool in ("kafka-dump-log", "DumpLogSegments", "kafka.tools.DumpLogSegments"):
             return cmd_dump_log(args, out, err)
         return cmd_get_offsets(args, out, err)
-    except ClusterError as error:
+    except KafkaError as error:   # ClusterError, and the console producer's ProducerError
         print(f"Error: {error}", file=err)
         return 1
 

@@ -27,6 +27,7 @@ from engine.storage.log_config import LogConfig
 from engine.clients.lab_client_partitioner import NULL_KEY_PARTITIONERS, STICKY
 from engine.clients.simple_producer import Produced, SimpleProducer
 from engine.common.config_values import field_kind, parse_config_value
+from engine.common.errors import Errors, KafkaError
 from engine.network import Network
 from engine.node import World
 from engine.replication.assignment import assign_replicas
@@ -45,12 +46,12 @@ MAX_BROKERS = 9
 TOPIC_LEVEL_KEYS = set(LogConfig().to_dict()) | {"min.insync.replicas", "unclean.leader.election.enable"}
 
 
-class ClusterError(Exception):
+class ClusterError(KafkaError):
     """A command that cannot be carried out; `kafka_name` is Kafka's error name where one exists."""
+    error = Errors.INVALID_REQUEST
 
-    def __init__(self, message: str, kafka_name: str = "INVALID_REQUEST") -> None:
-        super().__init__(message)
-        self.kafka_name = kafka_name
+    def __init__(self, message: str, kafka_name: str = Errors.INVALID_REQUEST) -> None:
+        super().__init__(message, error=kafka_name)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from engine.cluster import Cluster, ClusterError
+from engine.cluster import Cluster
+from engine.common.errors import KafkaError
 
 TOPIC = "jepsen"
 
@@ -125,7 +126,7 @@ def _play(cluster: Cluster, rng: random.Random, setting: Setting) -> list[str]:
                 a, b = rng.sample(brokers, 2)
                 cluster.heal_network(a, b)
                 operations.append(f"heal {a}-{b}")
-        except ClusterError as error:
+        except KafkaError as error:
             operations.append(f"({error.kafka_name})")
         wait = rng.choice([0, 1, 3, 20, 200, 1000, 5000, 15000])
         cluster.run_for(wait)

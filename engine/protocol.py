@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-NONE = "NONE"
+from engine.common.errors import Errors
+
+NONE = Errors.NONE
 CONSUMER_REPLICA_ID = -1
 
 

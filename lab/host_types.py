@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import events as ev
-from engine.storage.errors import InvalidConfigError
-from engine.cluster import ClusterError
+from engine.common.errors import KafkaError
 
 CLOCK_STEPS = frozenset({"run", "step", "run_until_idle", "run_until"})
 MIN_SPEED, MAX_SPEED = 0.1, 10.0
@@ -19,7 +18,7 @@ MAX_SCENARIO_STEPS = 10_000
 STEP_UNTIL_MAX_MS = 600_000     # as the runner's run_until: ten virtual minutes
 DISK_USAGE_TTL_S = 30.0         # how long a walk of the run dir is trusted (log growth is added to it)
 CATCH_UP_WORK_MS = 40.0         # wall-clock work a live clock may do to catch up before a command
-ENGINE_ERRORS = (ClusterError, InvalidConfigError, ValueError, KeyError, TypeError)
+ENGINE_ERRORS = (KafkaError, ValueError, KeyError, TypeError)   # KafkaError: ClusterError, ProducerError, ...
 CHECKPOINT_CHECK_EVERY = 64     # actions between two looks at whether a checkpoint is due
 
 BUDGET_EXCEEDED = "BUDGET_EXCEEDED"   # the lab's error name for a call stopped by its budget (engine.sim.budget)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from engine.storage.errors import InvalidConfigError
+from engine.common.errors import Errors, KafkaError
 from engine.common.config_values import field_kind, parse_config_value
 from engine.groups.assignors import ASSIGNORS, TopicPartition
 
@@ -31,36 +32,34 @@ ASSIGNOR_CLASSES = {
 
 
 # -- errors ------------------------------------------------------------------------------------
-class KafkaClientError(Exception):
+class KafkaClientError(KafkaError):
     """An error the application sees; `kafka_name` is Kafka's error (or exception) name."""
-    kafka_name = "UNKNOWN_SERVER_ERROR"
+    error = Errors.UNKNOWN_SERVER_ERROR
 
     def __init__(self, message: str, kafka_name: str | None = None) -> None:
-        super().__init__(message)
-        if kafka_name is not None:
-            self.kafka_name = kafka_name
+        super().__init__(message, error=kafka_name)
 
 
 class CommitFailedError(KafkaClientError):
     """The group moved on: this member is not in the generation it committed for (CommitFailedException)."""
-    kafka_name = "COMMIT_FAILED"
+    error = Errors.COMMIT_FAILED
 
 
 class RebalanceInProgressError(KafkaClientError):
-    kafka_name = "REBALANCE_IN_PROGRESS"
+    error = Errors.REBALANCE_IN_PROGRESS
 
 
 class NoOffsetForPartitionError(KafkaClientError):
     """auto.offset.reset=none and nothing committed (NoOffsetForPartitionException)."""
-    kafka_name = "NO_OFFSET_FOR_PARTITION"
+    error = Errors.NO_OFFSET_FOR_PARTITION
 
 
 class IllegalStateError(KafkaClientError):
-    kafka_name = "ILLEGAL_STATE"
+    error = Errors.ILLEGAL_STATE
 
 
 class ConsumerTimeoutError(KafkaClientError):
-    kafka_name = "TIMEOUT"
+    error = Errors.TIMEOUT
 
 
 RETRIABLE_ERRORS = frozenset({"COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS",

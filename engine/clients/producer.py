@@ -39,7 +39,7 @@ from engine.clients.partitioner import choose_partition
 from engine.clients.sender import Sender
 from engine.common.config_values import parse_config_value
 from engine.node import Node, World
-from engine.cluster import ClusterError
+from engine.common.errors import Errors, KafkaError
 
 PARTITIONERS = ("sticky", "round-robin")
 COMPRESSION_TYPES = ("none", "gzip")
@@ -52,14 +52,19 @@ NOT_MODELLED = frozenset({
     "security.protocol", "client.dns.lookup"})
 
 
-class ProducerConfigError(ValueError):
+class ProducerConfigError(KafkaError, ValueError):
     """Kafka's ConfigException: settings that cannot work together."""
-    kafka_name = "INVALID_CONFIG"
+    error = Errors.INVALID_CONFIG
 
 
-class ProducerError(ClusterError):
+class ProducerError(KafkaError):
     """A record's send failed (raised by ProducedRecord.get()), or the producer cannot do what
-    it was asked (send after close, a partition the topic does not have)."""
+    it was asked (send after close, a partition the topic does not have). `kafka_name` is the
+    record's error; INVALID_REQUEST when none applies (as ClusterError, its old base, said)."""
+    error = Errors.INVALID_REQUEST
+
+    def __init__(self, message: str, kafka_name: str = Errors.INVALID_REQUEST) -> None:
+        super().__init__(message, error=kafka_name)
 
 
 @dataclass(frozen=True)
@@ -203,7 +208,8 @@ class ProducedRecord:
             raise ProducerError(f"Record {self.record_id} of {self.producer} is not complete "
                                 f"({self.error or 'under way'}); flush() first")
         if not self.acked:
-            raise ProducerError(self.error_message or self.error or "send failed", self.error or "UNKNOWN")
+            raise ProducerError(self.error_message or self.error or "send failed",
+                                self.error or Errors.UNKNOWN_SERVER_ERROR)
         return self.offset
 
     def to_dict(self) -> dict:

@@ -8,20 +8,23 @@ from __future__ import annotations
 
 import re
 
+from engine.common.errors import Errors, KafkaError
+
 MAX_NAME_LENGTH = 249
 LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
 
 
-class InvalidTopicError(ValueError):
-    kafka_name = "INVALID_TOPIC_EXCEPTION"
+# ValueError / LookupError stay among the bases: callers that catch those still do.
+class InvalidTopicError(KafkaError, ValueError):
+    error = Errors.INVALID_TOPIC_EXCEPTION
 
 
-class TopicExistsError(ValueError):
-    kafka_name = "TOPIC_ALREADY_EXISTS"
+class TopicExistsError(KafkaError, ValueError):
+    error = Errors.TOPIC_ALREADY_EXISTS
 
 
-class UnknownTopicError(LookupError):
-    kafka_name = "UNKNOWN_TOPIC_OR_PARTITION"
+class UnknownTopicError(KafkaError, LookupError):
+    error = Errors.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def validate_topic_name(name: str) -> None:

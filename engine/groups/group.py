@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from engine.common.errors import Errors
 from engine.common.hashing import JavaHashSetOrder, java_hashmap_order, java_string_hashcode
 
 EMPTY = "Empty"
@@ -220,12 +221,12 @@ class ClassicGroup:
 
     # -- request validation (an error name, or None) ----------------------------------------
     def validate_member(self, member_id: str) -> str | None:
-        return None if member_id in self.members else "UNKNOWN_MEMBER_ID"
+        return None if member_id in self.members else Errors.UNKNOWN_MEMBER_ID
 
     def validate_offset_commit(self, member_id: str, generation: int) -> str | None:
         """ClassicGroup.validateOffsetCommit for a plain (non-transactional) commit."""
         if self.state == DEAD:
-            return "COORDINATOR_NOT_AVAILABLE"
+            return Errors.COORDINATOR_NOT_AVAILABLE
         if generation < 0 and self.state == EMPTY:
             return None     # a consumer outside group management (assign()) or an admin tool
         if generation >= 0 or member_id:
@@ -233,9 +234,9 @@ class ClassicGroup:
             if error:
                 return error
             if generation != self.generation:
-                return "ILLEGAL_GENERATION"
+                return Errors.ILLEGAL_GENERATION
         elif self.state != EMPTY:
-            return "UNKNOWN_MEMBER_ID"
+            return Errors.UNKNOWN_MEMBER_ID
         if self.state == COMPLETING_REBALANCE:
-            return "REBALANCE_IN_PROGRESS"
+            return Errors.REBALANCE_IN_PROGRESS
         return None

@@ -3,13 +3,15 @@
 Only the fields the lab uses are kept (see Kafka's FindCoordinatorRequest.json, JoinGroupRequest.json,
 SyncGroupRequest.json, HeartbeatRequest.json, LeaveGroupRequest.json, OffsetCommitRequest.json,
 OffsetFetchRequest.json, ListOffsetsRequest.json and their responses). Errors travel as Kafka's
-error names ("NONE", "REBALANCE_IN_PROGRESS", ...). Protocol metadata (a member's subscription)
+error names ("NONE", "REBALANCE_IN_PROGRESS", ...: engine.common.errors.Errors, a str). Protocol metadata (a member's subscription)
 and assignments travel as the bytes of Kafka's ConsumerProtocol (see consumer_protocol.py), the
 coordinator never looks inside them, as in Kafka.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from engine.common.errors import Errors
 
 UNKNOWN_MEMBER_ID = ""              # JoinGroupRequest.UNKNOWN_MEMBER_ID
 UNKNOWN_GENERATION_ID = -1          # a member outside any generation (or a simple consumer)
@@ -168,7 +170,7 @@ class OffsetCommitResponse:
     @property
     def error(self) -> str:
         """The first partition error (a commit fails or succeeds as a whole here)."""
-        return next((p.error for p in self.partitions if p.error != "NONE"), "NONE")
+        return next((p.error for p in self.partitions if p.error != Errors.NONE), Errors.NONE)
 
 
 @dataclass(slots=True)
@@ -185,7 +187,7 @@ class OffsetFetchPartition:
     committed_offset: int           # -1: nothing committed
     committed_leader_epoch: int = -1
     metadata: str = ""
-    error: str = "NONE"
+    error: str = Errors.NONE
 
 
 @dataclass(slots=True)

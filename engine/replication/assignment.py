@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import random
 
-
-class InvalidReplicationFactorError(ValueError):
-    kafka_name = "INVALID_REPLICATION_FACTOR"
+from engine.common.errors import Errors, KafkaError
 
 
-class InvalidPartitionsError(ValueError):
-    kafka_name = "INVALID_PARTITIONS"
+class InvalidReplicationFactorError(KafkaError, ValueError):
+    error = Errors.INVALID_REPLICATION_FACTOR
+
+
+class InvalidPartitionsError(KafkaError, ValueError):
+    error = Errors.INVALID_PARTITIONS
 
 
 def assign_replicas(brokers: list[int], partitions: int, replication_factor: int,

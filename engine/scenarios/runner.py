@@ -24,6 +24,7 @@ from typing import Any, Callable
 from engine import events as ev
 from engine.storage.errors import InvalidConfigError
 from engine.cluster import Cluster, ClusterError, split_config
+from engine.common.errors import KafkaError
 from engine.scenarios.schema import StepArgumentError, check_cluster, check_step, is_internal_topic
 from engine.topic_pattern import TopicPattern
 from engine.common.topics import collision_warning
@@ -123,7 +124,8 @@ def _split_step(index: int, step: Any) -> tuple[str, dict]:
 
 
 # What a step may fail with (its error, not a bug): the runner stops, or goes on if expected.
-STEP_ERRORS = (ClusterError, InvalidConfigError, ValueError, KeyError, TypeError)
+# KafkaError covers ClusterError, InvalidConfigError and ProducerError (a producer step's send after a crash).
+STEP_ERRORS = (KafkaError, ValueError, KeyError, TypeError)
 
 
 def scenario_cluster(scenario: dict, data_dir: str, *, trace: Callable[[ev.Event], None] | None = None,

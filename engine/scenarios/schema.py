@@ -35,6 +35,7 @@ from engine.cluster import MAX_BROKERS
 from engine.events import EVENT_TYPES, event_fields
 from engine.groups.assignors import ASSIGNORS
 from engine.replication.fetcher import TRUNCATION_MODES
+from engine.common.errors import Errors, KafkaError
 from engine.common.topics import LEGAL as LEGAL_TOPIC, MAX_NAME_LENGTH as MAX_TOPIC_LENGTH
 
 MAX_WAIT_MS = 600_000            # every timeout and wait: ten virtual minutes, as step_until
@@ -57,14 +58,15 @@ NO_CONTROL_CHARS = re.compile(r"[^\x00-\x1f\x7f]+")
 TOPIC_PARTITION = re.compile(r"([a-zA-Z0-9._-]{1,249})-(\d{1,9})")
 
 
-class StepArgumentError(ValueError):
+class StepArgumentError(KafkaError, ValueError):
     """A step's argument is wrong: `command` and `field` say which, the message what is allowed.
     `kafka_name` is Kafka's error for it (INVALID_TOPIC_EXCEPTION for a topic name)."""
+    error = Errors.INVALID_REQUEST
 
     def __init__(self, message: str, command: str = "", field: str = "",
-                 kafka_name: str = "INVALID_REQUEST") -> None:
-        super().__init__(message)
-        self.command, self.field, self.kafka_name = command, field, kafka_name
+                 kafka_name: str = Errors.INVALID_REQUEST) -> None:
+        super().__init__(message, error=kafka_name)
+        self.command, self.field = command, field
 
 
 @dataclass(frozen=True)

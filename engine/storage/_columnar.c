@@ -1,6 +1,6 @@
 /* engine.storage._columnar: the C fast paths of v2 record batches.
  *
- * Three functions, each the fast path of a Python function with identical output (read those
+ * Four functions, each the fast path of a Python function with identical output (read those
  * first: they own the Python API and the pure-Python fallback used when this is not built):
  *
  *   decode(data, first_offset, end_offset, crc32c, decompress) ->
@@ -12,6 +12,10 @@
  *   encode_records(records, base_timestamp) -> (record array bytes, max_timestamp) or None
  *     the record array of an uncompressed batch, for record_batch.encode_batch (None: a record
  *     this does not handle, such as one with headers; the caller then encodes in Python).
+ *   records_fill(data, count, check_keys) -> bool
+ *     the leader's walk over an appended batch's records (engine/storage/log_validator.py):
+ *     True exactly when its Python walk passes; on False the caller walks in Python for the
+ *     error.
  *
  * The byte layout is the one documented in record_batch.py; the constants below mirror it.
  *
@@ -1040,6 +1044,68 @@ done:
     return result;
 }
 
+/* -- records_fill: an append's record walk (the leader's LogValidator pass) ---------------- */
+
+/* A varint (max_bytes 5) or varlong (10) at data[*pos], as varint.decode_varint/decode_varlong
+ * read it; -1 (no exception) wherever those raise IndexError or ValueError. */
+static int
+peek_varint(const uint8_t *data, Py_ssize_t size, Py_ssize_t *pos, int max_bytes, int64_t *out)
+{
+    uint64_t z = 0;
+    for (int i = 0; i < max_bytes; i++) {
+        if (*pos + i >= size)
+            return -1;
+        uint8_t byte = data[*pos + i];
+        if (i == MAX_VARLONG_BYTES - 1 && (byte & PAYLOAD_MASK) > 1)
+            return -1;   /* beyond uint64 */
+        z |= (uint64_t)(byte & PAYLOAD_MASK) << (PAYLOAD_BITS * i);
+        if (byte < CONTINUATION_BIT) {
+            if (max_bytes == MAX_VARINT_BYTES && z > UINT32_MAX)
+                return -1;
+            *pos += i + 1;
+            *out = (int64_t)((z >> 1) ^ (0u - (z & 1)));   /* zigzag */
+            return 0;
+        }
+    }
+    return -1;   /* longer than max_bytes */
+}
+
+/* True when `count` records, stepped over by their length prefixes, fill `data` exactly — and,
+ * with check_keys, none has a null key: exactly when log_validator's Python walk passes.
+ * False for anything else, and the caller walks again in Python for the precise error. */
+static PyObject *
+records_fill(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    long long count;
+    int check_keys;
+    if (!PyArg_ParseTuple(args, "y*Lp:records_fill", &view, &count, &check_keys))
+        return NULL;
+    const uint8_t *data = view.buf;
+    Py_ssize_t size = view.len, pos = 0;
+    int fills = 1;
+    for (long long index = 0; fills && index < count; index++) {
+        int64_t length = 0, field = 0;
+        if (pos >= size || peek_varint(data, size, &pos, MAX_VARINT_BYTES, &length) < 0
+                || length <= 0 || length > size - pos) {
+            fills = 0;
+            break;
+        }
+        Py_ssize_t start = pos;
+        pos = start + (Py_ssize_t)length;
+        if (check_keys) {   /* attributes, timestampDelta, offsetDelta, then keyLength */
+            Py_ssize_t at = start + 1;
+            fills = peek_varint(data, size, &at, MAX_VARLONG_BYTES, &field) == 0
+                && peek_varint(data, size, &at, MAX_VARINT_BYTES, &field) == 0
+                && peek_varint(data, size, &at, MAX_VARINT_BYTES, &field) == 0
+                && field >= 0;
+        }
+    }
+    fills = fills && pos == size;
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(fills);
+}
+
 static PyMethodDef methods[] = {
     {"decode", decode, METH_VARARGS,
      "decode(data, first_offset, end_offset, crc32c, decompress) -> column buffers\n\n"
@@ -1053,6 +1119,10 @@ static PyMethodDef methods[] = {
     {"encode_records", encode_records, METH_VARARGS,
      "encode_records(records, base_timestamp) -> (record array, max_timestamp) or None\n\n"
      "The record array of an uncompressed v2 batch; see record_batch.encode_batch."},
+    {"records_fill", records_fill, METH_VARARGS,
+     "records_fill(data, count, check_keys) -> bool\n\n"
+     "Whether count records fill data exactly by their length prefixes (and, with check_keys,\n"
+     "none has a null key); see engine/storage/log_validator.py."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from engine.common.errors import Errors, KafkaError
 from engine.storage import record_batch as rb
 
 if TYPE_CHECKING:
@@ -38,8 +39,8 @@ if TYPE_CHECKING:
 
 NUM_BATCHES_TO_RETAIN = 5
 MAX_SEQUENCE = (1 << 31) - 1
-OUT_OF_ORDER_SEQUENCE_NUMBER = "OUT_OF_ORDER_SEQUENCE_NUMBER"
-INVALID_PRODUCER_EPOCH = "INVALID_PRODUCER_EPOCH"
+OUT_OF_ORDER_SEQUENCE_NUMBER = Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+INVALID_PRODUCER_EPOCH = Errors.INVALID_PRODUCER_EPOCH
 _SCAN_BYTES = 1 << 20
 
 
@@ -74,13 +75,12 @@ def batch_headers(records: bytes | bytearray | memoryview) -> list[rb.BatchHeade
     return [header for _, header in rb.iter_batches(records)]
 
 
-class ProducerStateError(Exception):
+class ProducerStateError(KafkaError):
     """An append a leader refuses; `kafka_name` is the error the producer gets."""
 
     def __init__(self, kafka_name: str, message: str, *, producer_id: int, producer_epoch: int,
                  base_sequence: int, expected_sequence: int, current_epoch: int) -> None:
-        super().__init__(message)
-        self.kafka_name = kafka_name
+        super().__init__(message, error=kafka_name)
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
         self.base_sequence = base_sequence

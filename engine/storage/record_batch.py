@@ -57,6 +57,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from engine.common.errors import Errors, KafkaError
 from engine.storage.crc import crc32c
 from engine.storage.varint import (
     ENCODED_SMALL_VARINTS,
@@ -156,11 +157,13 @@ PAYLOAD_MASK = 0x7F
 PAYLOAD_BITS = 7
 
 
-class CorruptRecordError(Exception):
-    """A batch or record is ill-formed: bad CRC or magic, truncated, or lengths that disagree.
+class CorruptRecordError(KafkaError):
+    """A batch or record is ill-formed: bad CRC or magic, truncated, or lengths that disagree
+    (Kafka's CorruptRecordException, CORRUPT_MESSAGE on the wire).
 
     `position` is the byte position (in the caller's buffer) of the batch concerned, when known.
     """
+    error = Errors.CORRUPT_MESSAGE
 
     def __init__(self, message: str, position: int | None = None) -> None:
         super().__init__(message)
@@ -169,6 +172,7 @@ class CorruptRecordError(Exception):
 
 class UnsupportedCompressionError(CorruptRecordError):
     """The batch uses a codec this engine cannot decompress (its Python package is missing)."""
+    error = Errors.UNSUPPORTED_COMPRESSION_TYPE
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,8 @@ from engine import checkpoint
 from engine import events as ev
 from engine.broker.broker import Broker
 from engine.storage.segment import LogSegment
-from engine.cluster import Cluster, ClusterError
+from engine.cluster import Cluster
+from engine.common.errors import KafkaError
 from engine.clients.consumer_app import PollLoop
 from engine.graph_pickle import GraphPickleError
 
@@ -48,7 +49,7 @@ def _apply(cluster: Cluster, command: tuple) -> None:
     kind, *args = command
     try:
         COMMANDS[kind](cluster, *args)
-    except (ClusterError, ValueError, RuntimeError) as error:  # a refused command is part of the run
+    except (KafkaError, ValueError, RuntimeError) as error:  # a refused command is part of the run
         cluster.bus.publish(_note(f"{kind} refused: {type(error).__name__}"))
 
 
