@@ -16,6 +16,12 @@ What runs where, as in the Java client:
   poll(): the member leaves the group on its own).
 The rebalance protocol is cooperative only if every configured assignor supports it, so the
 default [range, cooperative-sticky] is eager.
+
+A commit made while the coordinator is unknown (commit_async right after assign(), say) waits for
+a FindCoordinator and then goes out, as ConsumerCoordinator.commitOffsetsAsync does: commits made
+meanwhile wait on the same lookup and go out in order; a failed lookup fails them, unretried.
+Simplification: a lookup left unanswered fails them with COORDINATOR_NOT_AVAILABLE (Kafka's
+callback gets a RetriableCommitFailedException around a DisconnectException or a time-out).
 """
 from __future__ import annotations
 
@@ -67,6 +73,7 @@ class ConsumerCoordinator:
         self._find_failures = 0
         self._find_in_flight = False
         self._next_find_ms = 0
+        self._lookup_listeners: list[Callable[[str | None], None]] = []   # commits waiting for a lookup
         self._join_in_flight = False
         self._pending_assignment: tuple | None = None
         self._owned_at_join: list[str] | None = None   # what it owned when it last prepared to rejoin
@@ -209,6 +216,8 @@ class ConsumerCoordinator:
             self._find_failures += 1
             self._next_find_ms = self.consumer.now_ms + self.consumer.backoff_ms(self._find_failures)
             self._arm_tick(self._next_find_ms)
+            # No answer: Kafka's lookup future fails with a DisconnectException (retriable).
+            self._complete_lookup("COORDINATOR_NOT_AVAILABLE" if answer is None else answer.error)
             return
         self._find_failures = 0
         self.coordinator = answer.node_id
@@ -219,6 +228,22 @@ class ConsumerCoordinator:
             self._last_coordinator = answer.node_id
         self._session_start_ms = self.consumer.now_ms
         self.consumer.wake()
+        self._complete_lookup(None)
+
+    def lookup_coordinator(self, then: Callable[[str | None], None]) -> None:
+        """AbstractCoordinator.lookupCoordinator plus a listener: `then(None)` once a FindCoordinator
+        answer names the coordinator, `then(error)` if that lookup fails. One lookup at a time; the
+        listeners run in the order they were added. The lookup itself does not wait out the find
+        backoff: Kafka's backs off only in ensureCoordinatorReady, between blocking attempts."""
+        self._lookup_listeners.append(then)
+        if not self._find_in_flight:
+            self._next_find_ms = min(self._next_find_ms, self.consumer.now_ms)
+            self._maybe_find_coordinator()
+
+    def _complete_lookup(self, error: str | None) -> None:
+        waiting, self._lookup_listeners = self._lookup_listeners, []
+        for then in waiting:
+            then(error)
 
     def ensure_coordinator(self) -> bool:
         """True once the coordinator is known; asks for it otherwise (for blocking calls)."""
@@ -476,6 +501,17 @@ class ConsumerCoordinator:
         if not offsets:
             callback(None)
             return
+        if self.coordinator is None:
+            # ConsumerCoordinator.commitOffsetsAsync: look the coordinator up, then commit. A failed
+            # lookup fails the commit (RetriableCommitFailedException) and nothing is retried, so
+            # commits never arrive out of order.
+            self.lookup_coordinator(lambda error: failed(error) if error else self._send_commit(offsets, callback, failed))
+            return
+        self._send_commit(offsets, callback, failed)
+
+    def _send_commit(self, offsets: dict[TopicPartition, tuple[int, int]], callback: Callable[[str | None], None],
+                     failed: Callable[[str], None]) -> None:
+        """sendOffsetCommitRequest: the generation as it stands when the request goes out."""
         if self.consumer.subscriptions.auto_assigned:
             if self.state != STABLE:
                 failed("REBALANCE_IN_PROGRESS" if self.state in (PREPARING_REBALANCE, COMPLETING_REBALANCE)
@@ -484,8 +520,7 @@ class ConsumerCoordinator:
             generation, member_id = self.generation, self.member_id
         else:
             generation, member_id = -1, UNKNOWN_MEMBER_ID
-        if self.coordinator is None:
-            self._maybe_find_coordinator()
+        if self.coordinator is None:   # lost again since the lookup
             failed("COORDINATOR_NOT_AVAILABLE")
             return
         parts = [OffsetCommitPartition(tp.topic, tp.partition, offset, epoch)
