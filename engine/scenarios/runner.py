@@ -308,12 +308,12 @@ def _run_until(c: Cluster, a: dict, i: int) -> None:
     unsubscribe = c.subscribe(lambda e: seen.append(e) if e.kind == kind and all(
         getattr(e, k, None) == v for k, v in match.items()) else None)
     try:
-        end = c.now_ms + a.get("max_ms", 600_000)
-        while not seen:
-            nxt = c.scheduler.next_time()
-            if nxt is None or nxt > end:
-                raise ClusterError(f"no {kind} event matching {match} within {a.get('max_ms', 600_000)} ms")
-            c.step()
+        max_ms = a.get("max_ms", 600_000)
+        c.bus.drain()   # as Cluster.step does: the bus keeps no events of this step's actions
+        found = c.scheduler.run(c.now_ms + max_ms, stop=lambda: bool(seen), advance=False)
+        c.bus.drain()
+        if not found:
+            raise ClusterError(f"no {kind} event matching {match} within {max_ms} ms")
     finally:
         unsubscribe()
 
@@ -331,13 +331,8 @@ def _client_step(step: Step) -> Step:
 
 
 def _run_while(c: Cluster, waiting: Callable[[], bool], max_ms: int) -> None:
-    end = c.now_ms + max_ms
-    while waiting():
-        nxt = c.scheduler.next_time()
-        if nxt is None or nxt > end:
-            c.scheduler.advance_to(end)
-            return
-        c.scheduler.step()
+    """Run while `waiting()`, for at most max_ms; the clock ends at the deadline if it comes first."""
+    c.scheduler.run(c.now_ms + max_ms, stop=lambda: not waiting())
 
 
 def _consumer(c: Cluster, a: dict):

@@ -119,6 +119,31 @@ class Scheduler:
             self.in_action = outer
         return entry
 
+    def run(self, until_ms: int | None = None, stop: Callable[[], bool] | None = None, *,
+            max_steps: int | None = None, advance: bool = True) -> bool:
+        """Run actions in order until `stop()` holds, the next action lies past `until_ms`, nothing is
+        scheduled, or `max_steps` actions ran. Returns True only if `stop()` ended the run.
+
+        The one loop behind "run the scheduler until X or a deadline" (simpy's `run(until=)`):
+        `stop` is asked before every action, so the run ends right after the action that made it
+        true, with the clock at that action. When the run ends for want of actions at or before
+        `until_ms` and `advance` holds, the clock moves on to `until_ms` (as run_for's tail does);
+        a caller that waits for a state rather than for time passes advance=False.
+        """
+        ran = 0
+        while True:
+            if stop is not None and stop():
+                return True
+            if max_steps is not None and ran >= max_steps:
+                return False
+            nxt = self.next_time()
+            if nxt is None or (until_ms is not None and nxt > until_ms):
+                if advance and until_ms is not None:
+                    self.advance_to(until_ms)
+                return False
+            self.step()
+            ran += 1
+
     def advance_to(self, time_ms: int) -> None:
         """Move the clock forward with nothing due before `time_ms` (run_for's tail)."""
         self.now_ms = max(self.now_ms, time_ms)
