@@ -134,3 +134,22 @@ def test_an_async_commit_answered_coordinator_not_available_marks_the_coordinato
     cluster.run_for(6000)
     assert results == ["COORDINATOR_NOT_AVAILABLE"]
     assert len(finds) >= 1                                 # marked unknown, so looked up again
+
+
+def test_commit_sync_answered_coordinator_not_available_finds_the_coordinator_and_commits(cluster):
+    """Mirrors ConsumerCoordinatorTest.testCommitOffsetSyncCoordinatorNotAvailable: the first commit is
+    answered COORDINATOR_NOT_AVAILABLE; commitSync looks the coordinator up again and commits."""
+    consumer = _assigned_consumer(cluster)
+    consumer.commit_sync({T0: 1})
+    coordinator = consumer.coordinator.coordinator
+    followers = [b for b in cluster.partition_state(ot.OFFSETS_TOPIC, coordinator_partition("g", PARTITIONS))["replicas"]
+                 if b != coordinator]
+    for broker in followers:
+        cluster.pause_fetcher(broker)
+    for broker in followers:     # after offsets.commit.timeout.ms (5 s): the first attempt has failed
+        cluster.scheduler.schedule(5500, lambda broker=broker: cluster.resume_fetcher(broker), label="resume")
+    failed: list = []
+    cluster.subscribe(lambda e: failed.append(e.error) if e.kind == "offset_commit_failed" else None)
+    consumer.commit_sync({T0: 100})
+    assert failed == ["COORDINATOR_NOT_AVAILABLE"]
+    assert consumer.committed([T0]) == {T0: 100}
