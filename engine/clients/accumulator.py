@@ -41,13 +41,20 @@ NULL_VARINT_SIZE = 1
 
 def record_size_upper_bound(key: bytes | None, value: bytes | None, headers: Sequence[tuple]) -> int:
     """Kafka's estimateSizeInBytesUpperBound for one record in a v2 batch: header + worst case."""
-    def nullable(data: bytes | None) -> int:
-        return NULL_VARINT_SIZE if data is None else size_of_varint(len(data)) + len(data)
-    headers_size = size_of_varint(len(headers))
+    size = (rb.RECORD_BATCH_OVERHEAD + MAX_RECORD_OVERHEAD
+            + (NULL_VARINT_SIZE if key is None else size_of_varint(len(key)) + len(key))
+            + (NULL_VARINT_SIZE if value is None else size_of_varint(len(value)) + len(value)))
+    if not headers:
+        return size + size_of_varint(0)
+    size += size_of_varint(len(headers))
     for header_key, header_value in headers:
         encoded = header_key.encode("utf-8")
-        headers_size += size_of_varint(len(encoded)) + len(encoded) + nullable(header_value)
-    return rb.RECORD_BATCH_OVERHEAD + MAX_RECORD_OVERHEAD + nullable(key) + nullable(value) + headers_size
+        size += size_of_varint(len(encoded)) + len(encoded) + _nullable_size(header_value)
+    return size
+
+
+def _nullable_size(data: bytes | None) -> int:
+    return NULL_VARINT_SIZE if data is None else size_of_varint(len(data)) + len(data)
 
 
 class ProducerBatch:
@@ -130,7 +137,7 @@ class ClusterView(Protocol):
     def leader_epoch_for(self, tp: TopicPartition) -> int: ...
     def partitions_for_node(self, node: int) -> list[TopicPartition]: ...
     def partition_count(self, topic: str) -> int | None: ...
-    def available_partitions(self, topic: str) -> list[int]: ...
+    def available_partitions(self, topic: str) -> Sequence[int]: ...
 
 
 class Sequencer(Protocol):
@@ -156,7 +163,7 @@ class RecordAccumulator:
                  backoff_rng: random.Random) -> None:
         self.config = config
         self.batches: dict[TopicPartition, deque[ProducerBatch]] = {}
-        self.incomplete: list[ProducerBatch] = []
+        self.incomplete: dict[ProducerBatch, None] = {}   # in creation order; a dict: O(1) removal
         self.partitioners: dict[str, NullKeyPartitioner] = {}
         self.muted: set[TopicPartition] = set()
         self.used_memory = 0
@@ -174,7 +181,7 @@ class RecordAccumulator:
 
     def deallocate(self, batch: ProducerBatch) -> None:
         if batch in self.incomplete:
-            self.incomplete.remove(batch)
+            del self.incomplete[batch]
             self.used_memory -= batch.capacity
 
     def has_incomplete(self) -> bool:
@@ -192,8 +199,11 @@ class RecordAccumulator:
         return partitioner
 
     # -- append -----------------------------------------------------------------------------
-    def new_batch_capacity(self, record: ProducedRecord) -> int:
-        return max(self.config.batch_size, record_size_upper_bound(record.key, record.value, record.headers))
+    def new_batch_capacity(self, record: ProducedRecord, upper_bound: int | None = None) -> int:
+        """batch.size, or more for a larger record; `upper_bound`: its record_size_upper_bound, if known."""
+        if upper_bound is None:
+            upper_bound = record_size_upper_bound(record.key, record.value, record.headers)
+        return max(self.config.batch_size, upper_bound)
 
     def fits_open_batch(self, tp: TopicPartition, record: ProducedRecord) -> bool:
         dq = self.batches.get(tp)
@@ -217,7 +227,7 @@ class RecordAccumulator:
         batch = ProducerBatch(tp[0], tp[1], now_ms, self.new_batch_capacity(record))
         batch.try_append(record)
         dq.append(batch)
-        self.incomplete.append(batch)
+        self.incomplete[batch] = None
         self.used_memory += batch.capacity
         return batch, True, batch.size_in_bytes
 

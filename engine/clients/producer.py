@@ -276,9 +276,9 @@ class Producer:
             raise ProducerError(f"Cannot send after {self.node} was {'closed' if self.closed else 'crashed'}")
         if partition is not None and partition < 0:
             raise ProducerError(f"Invalid partition: {partition}", "INVALID_REQUEST")
-        record = ProducedRecord(self.node, len(self._records) + 1, topic, -1, _utf8(key), _utf8(value),
+        record = ProducedRecord(self.node, self._records.sent + 1, topic, -1, _utf8(key), _utf8(value),
                                 self.client.record_time_ms() if timestamp is None else int(timestamp),
-                                tuple((k, _utf8(v)) for k, v in (headers or ())), tag, self.config.acks)
+                                tuple((k, _utf8(v)) for k, v in headers) if headers else (), tag, self.config.acks)
         self._records.append(record)
         waiting = _Waiting(record, partition, self.now_ms + self.config.max_block_ms)
         if self._waiting or not self._place(waiting):
@@ -384,6 +384,7 @@ class Producer:
             metadata.wanted.add(record.topic)
             metadata.need_update = True
             return False
+        size = record_size_upper_bound(record.key, record.value, record.headers)
         if record.partition < 0:
             if waiting.partition is not None and waiting.partition >= count:
                 record.partition = waiting.partition
@@ -392,7 +393,6 @@ class Producer:
                              f"(it has {count} partitions)")
                 return True
             record.partition = self._choose(record, waiting.partition, count)
-            size = record_size_upper_bound(record.key, record.value, record.headers)
             if size > self.config.max_request_size or size > self.config.buffer_memory:
                 limit, name = min((self.config.max_request_size, "max.request.size"),
                                   (self.config.buffer_memory, "buffer.memory"))
@@ -400,11 +400,13 @@ class Producer:
                              f"which is larger than {limit}, the value of the {name} configuration.")
                 return True
         tp = (record.topic, record.partition)
-        waiting.needs_memory = not self.accumulator.fits_open_batch(tp, record) and \
-            self.accumulator.available_memory < self.accumulator.new_batch_capacity(record)
+        accumulator = self.accumulator
+        # Memory first: with room for a new batch (the usual case) the open batch need not be sized.
+        waiting.needs_memory = accumulator.available_memory < accumulator.new_batch_capacity(record, size) and \
+            not accumulator.fits_open_batch(tp, record)
         if waiting.needs_memory:
             return False
-        self._append(record, sticky=waiting.partition is None and (
+        self._append(record, tp, count, sticky=waiting.partition is None and (
             record.key is None or self.config.partitioner_ignore_keys))
         return True
 
@@ -420,22 +422,21 @@ class Producer:
                          f"(buffer.memory={self.config.buffer_memory}, available "
                          f"{self.accumulator.available_memory})")
 
-    def _append(self, record: ProducedRecord, *, sticky: bool) -> None:
+    def _append(self, record: ProducedRecord, tp: tuple[str, int], count: int, *, sticky: bool) -> None:
         """Into the accumulator; a record without a key then tells the sticky partitioner how
-        many bytes went to its partition."""
-        topic, tp = record.topic, (record.topic, record.partition)
-        batch, created, appended = self.accumulator.append(tp, record, self.now_ms)
+        many bytes went to its partition (of the `count` the topic has)."""
+        accumulator = self.accumulator
+        batch, created, appended = accumulator.append(tp, record, self.now_ms)
         if sticky:
-            metadata = self.sender.metadata
-            self.accumulator.null_key_partitioner(topic).on_append(
-                appended, metadata.available_partitions(topic), metadata.partition_count(topic),
-                enable_switch=self.accumulator.all_batches_full(tp))
+            accumulator.null_key_partitioner(tp[0]).on_append(
+                appended, self.sender.metadata.available_partitions(tp[0]), count,
+                enable_switch=accumulator.all_batches_full(tp))
         if created or batch.is_full():
             self.sender.wakeup()
 
     def _choose(self, record: ProducedRecord, partition: int | None, count: int) -> int:
         metadata = self.sender.metadata
-        return choose_partition(list(range(count)), record.key, partition,
+        return choose_partition(range(count), record.key, partition,
                                 null_key_partitioner=self.accumulator.null_key_partitioner(record.topic),
                                 available_partitions=metadata.available_partitions(record.topic),
                                 ignore_keys=self.config.partitioner_ignore_keys)

@@ -68,6 +68,7 @@ class Metadata:
         self.last_attempt_ms: int | None = None
         self.in_flight = False
         self.version = 0
+        self._available: dict[str, tuple[int, ...]] = {}   # available_partitions, until the next update
 
     def nodes(self) -> list[int]:
         return self.brokers or self.bootstrap
@@ -87,6 +88,7 @@ class Metadata:
         self.last_refresh_ms = now_ms
         self.need_update = any(t not in self.topics for t in self.wanted)
         self.version += 1
+        self._available.clear()
 
     def _partition(self, tp: TopicPartition) -> PartitionMetadata | None:
         parts = self.topics.get(tp[0])
@@ -104,8 +106,13 @@ class Metadata:
         parts = self.topics.get(topic)
         return len(parts) if parts is not None else None
 
-    def available_partitions(self, topic: str) -> list[int]:
-        return [p.partition for p in self.topics.get(topic, []) if p.leader >= 0]
+    def available_partitions(self, topic: str) -> tuple[int, ...]:
+        """The topic's partitions with a leader (the partitioner asks twice per record sent)."""
+        available = self._available.get(topic)
+        if available is None:
+            available = self._available[topic] = tuple(p.partition for p in self.topics.get(topic, [])
+                                                       if p.leader >= 0)
+        return available
 
     def partitions_for_node(self, node: int) -> list[TopicPartition]:
         return [(topic, p.partition) for topic in sorted(self.topics) for p in self.topics[topic] if p.leader == node]
@@ -254,10 +261,13 @@ class Sender:
         if self.stopped:
             return
         at = self.now_ms + delay_ms
+        timer = self._timer
+        due = timer is not None and not timer.cancelled and self._timer_at <= at
+        if due and timer.foreground:
+            return   # (checked before has_pending(): send() wakes the sender for every waiting record)
         if foreground is None:
             foreground = self.producer.has_pending()
-        timer = self._timer
-        if timer is not None and not timer.cancelled and self._timer_at <= at and (timer.foreground or not foreground):
+        if due and not foreground:
             return
         self.producer.client.cancel(timer)
         self._timer_at = at

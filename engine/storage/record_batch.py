@@ -61,6 +61,7 @@ from engine.common.errors import Errors, KafkaError
 from engine.storage.crc import crc32c
 from engine.storage.varint import (
     ENCODED_SMALL_VARINTS,
+    SMALL_VARINT_SIZES,
     SMALL_ZIGZAG_VALUES,
     decode_varint,
     decode_varlong,
@@ -564,6 +565,15 @@ def record_size(key: BytesLike | None, value: BytesLike | None,
                 headers: Iterable[Header | tuple[str, bytes | None]] = (),
                 offset_delta: int = 0, timestamp_delta: int = 0) -> int:
     """Encoded size of one record in a batch, its length varint included."""
+    sizes = SMALL_VARINT_SIZES   # the producer sizes every record twice: one- and two-byte varints by table
+    try:
+        body = (len(RECORD_ATTRIBUTES) + sizes[timestamp_delta] + sizes[offset_delta]
+                + (len(NULL_LENGTH_BYTES) if key is None else sizes[len(key)] + len(key))
+                + (len(NULL_LENGTH_BYTES) if value is None else sizes[len(value)] + len(value))
+                + (len(_encode_headers(headers)) if headers else len(NO_HEADERS_BYTES)))
+        return sizes[body] + body
+    except KeyError:   # a varint of three bytes or more
+        pass
     body = (len(RECORD_ATTRIBUTES) + size_of_varlong(timestamp_delta) + size_of_varint(offset_delta)
             + _nullable_bytes_size(key) + _nullable_bytes_size(value)
             + (len(_encode_headers(headers)) if headers else len(NO_HEADERS_BYTES)))

@@ -74,17 +74,10 @@ def encode_varlong(n: int) -> bytes:
     return _encode_unsigned(zigzag_encode(n))
 
 
-def _unsigned_size(z: int) -> int:
-    size = 1
-    while z > PAYLOAD_MASK:
-        z >>= PAYLOAD_BITS
-        size += 1
-    return size
-
-
 def size_of_varint(n: int) -> int:
     """Bytes taken by the varint (or varlong: the size rule is the same) encoding of n."""
-    return _unsigned_size(zigzag_encode(n))
+    z = (n << 1) ^ (n >> 63)   # zigzag_encode, inline: the producer sizes every record it sends
+    return 1 if z <= PAYLOAD_MASK else (z.bit_length() + PAYLOAD_BITS - 1) // PAYLOAD_BITS
 
 
 size_of_varlong = size_of_varint
@@ -121,6 +114,9 @@ def decode_varlong(buf: BytesLike, position: int = 0) -> tuple[int, int]:
 ENCODED_SMALL_VARINTS: dict[int, bytes] = {
     n: encode_varint(n) for n in range(SMALL_VARINT_MIN, SMALL_VARINT_MAX + 1)}
 """`ENCODED_SMALL_VARINTS[n]` is `encode_varint(n)` for n in [-8192, 8191]; KeyError outside."""
+
+SMALL_VARINT_SIZES: dict[int, int] = {n: len(encoded) for n, encoded in ENCODED_SMALL_VARINTS.items()}
+"""`SMALL_VARINT_SIZES[n]` is `size_of_varint(n)` (1 or 2) for n in [-8192, 8191]; KeyError outside."""
 
 SMALL_ZIGZAG_VALUES: list[int] = [zigzag_decode(z) for z in range(SMALL_ZIGZAG_LIMIT)]
 """`SMALL_ZIGZAG_VALUES[z]` is `zigzag_decode(z)` for the zigzag values of 1- and 2-byte varints.
