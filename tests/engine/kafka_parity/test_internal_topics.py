@@ -12,13 +12,13 @@ from __future__ import annotations
 import pytest
 
 from engine import Cluster
-from engine.clients.network_client import NetworkClient
 from engine.cluster import ClusterError
 from engine.common.topics import INTERNAL_TOPICS, is_internal
 from engine.groups import coordinator as gc
 from engine.groups import kafka_types as kt
 from engine.groups import offsets_topic as ot
 from engine.groups.coordinator_partition import coordinator_partition
+from engine.node import Node
 from engine.groups.protocol import (
     FindCoordinatorRequest,
     OffsetCommitPartition,
@@ -45,9 +45,9 @@ def cluster(tmp_path):
     c.close()
 
 
-def _ask(cluster: Cluster, client: NetworkClient, broker: int, request: object) -> object:
+def _ask(cluster: Cluster, client: Node, broker: int, request: object) -> object:
     answers: list[object] = []
-    client.send(broker, request, answers.append, timeout_ms=30_000)
+    client.send(f"broker-{broker}", request, answers.append, timeout_ms=30_000)
     while not answers:
         assert cluster.scheduler.next_time() is not None, "no answer"
         cluster.scheduler.step()
@@ -68,7 +68,7 @@ def _fail_over(cluster: Cluster, p: int = GROUP_PARTITION) -> int:
     return new
 
 
-def _commit(cluster: Cluster, client: NetworkClient, broker: int, offset: int) -> str:
+def _commit(cluster: Cluster, client: Node, broker: int, offset: int) -> str:
     answer = _ask(cluster, client, broker, OffsetCommitRequest(GROUP, -1, "", [OffsetCommitPartition("t", 0, offset)]))
     return answer.partitions[0].error
 
@@ -116,7 +116,7 @@ def test_a_lab_or_scenario_produce_step_is_refused_with_the_same_error(cluster):
 def test_the_refusal_comes_before_the_leadership_check_and_spares_the_other_partitions(cluster):
     """Mirrors ReplicaManager.appendToLocalLog, partition by partition: the internal topic's check
     comes first (a follower answers it too), and the rest of the request is appended."""
-    client = NetworkClient(cluster, "raw-producer")
+    client = Node(cluster.world, "raw-producer")
     leader = cluster.leader_of(ot.OFFSETS_TOPIC, GROUP_PARTITION)
     other = next(b for b in cluster.brokers if b != leader)
     batch = rb.encode_batch([(b"k", b"v")], base_timestamp=cluster.record_clock())
@@ -133,7 +133,7 @@ def test_the_refusal_comes_before_the_leadership_check_and_spares_the_other_part
 def test_a_refused_client_record_leaves_the_coordinator_failover_unharmed(cluster):
     """The issue's run: produce to __consumer_offsets, then fail its leader over. Before the fix the
     record was appended and the new coordinator's load raised ValueError out of run_for."""
-    client = NetworkClient(cluster, "raw-consumer")
+    client = Node(cluster.world, "raw-consumer")
     coordinator = _leader_partition(cluster)[0]
     assert _commit(cluster, client, coordinator, 7) == "NONE"
     cluster.produce(ot.OFFSETS_TOPIC, "k", "v", partition=GROUP_PARTITION)
@@ -145,7 +145,7 @@ def test_a_refused_client_record_leaves_the_coordinator_failover_unharmed(cluste
 
 def test_the_group_coordinator_still_writes_the_offsets_topic(cluster):
     """Mirrors the coordinator's append (GroupMetadataManager.appendForGroup, internalTopicsAllowed = true)"""
-    client = NetworkClient(cluster, "raw-consumer")
+    client = Node(cluster.world, "raw-consumer")
     coordinator = _ask(cluster, client, 1, FindCoordinatorRequest(GROUP)).node_id
     assert _commit(cluster, client, coordinator, 3) == "NONE"
     assert _leader_partition(cluster)[1].log_end_offset == 1
@@ -191,7 +191,7 @@ def test_loading_skips_records_with_an_unknown_key_version(cluster):
 def test_a_record_the_coordinator_cannot_read_ends_the_load_but_never_the_run(cluster, key, value):
     """Mirrors GroupMetadataManager.loadGroupsAndOffsets: the load's error is caught (Kafka logs it)
     and the partition is owned with nothing loaded from it; a new commit then works there."""
-    client = NetworkClient(cluster, "raw-consumer")
+    client = Node(cluster.world, "raw-consumer")
     coordinator, partition = _leader_partition(cluster)
     assert _commit(cluster, client, coordinator, 7) == "NONE"
     partition.append_as_leader(rb.encode_batch([(key, value)], base_timestamp=cluster.record_clock()), -1)
