@@ -29,7 +29,7 @@ from engine.clients.consumer_group import STABLE, ConsumerCoordinator
 from engine.clients.consumer_state import (RETRIABLE_ERRORS, CommitFailedError, ConsumedRecord,
                                            ConsumerConfig, ConsumerMetadata, ConsumerTimeoutError, IllegalStateError,
                                            KafkaClientError, NoOffsetForPartitionError, RebalanceInProgressError,
-                                           SubscriptionState, as_topic_partition)
+                                           SubscriptionState, as_dicts, as_topic_partition)
 from engine.groups import coordinator as _group_coordinator  # noqa: F401  (brokers answer group requests)
 from engine.groups.assignors import TopicPartition
 from engine.groups.protocol import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsPartition, ListOffsetsRequest
@@ -237,7 +237,7 @@ class Consumer:
         if records:
             self._consumed.extend(records)
             self.publish(ev.RecordsConsumed(consumer=self.name, group=self.group_id,
-                                            records=[r.to_dict() for r in records]))
+                                            records=as_dicts(records)))
         return records
 
     def _run_until_woken(self, deadline: int, done: Callable[[], bool] | None = None) -> None:
@@ -459,7 +459,7 @@ class Consumer:
     # -- what the lab shows -------------------------------------------------------------------
     def records_consumed(self) -> list[dict]:
         """Everything poll() has returned so far, in order."""
-        return [r.to_dict() for r in self._consumed]
+        return as_dicts(self._consumed)
 
     @property
     def member_id(self) -> str:

@@ -37,8 +37,10 @@ RESET_TIMESTAMPS = {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP}
 @dataclass
 class CompletedFetch:
     tp: TopicPartition
-    fetch_offset: int
+    fetch_offset: int                  # the position its next record is handed out at
     records: list[ConsumedRecord]
+    next_index: int = 0                # records[next_index:] are not handed out yet (no re-slicing
+                                       # of a 1 MiB fetch per max.poll.records handed out)
 
 
 class Fetcher:
@@ -221,11 +223,12 @@ class Fetcher:
             if state.paused or len(out) >= max_records:
                 keep.append(completed)
                 continue
-            take = completed.records[:max_records - len(out)]
+            start = completed.next_index
+            take = completed.records[start:start + max_records - len(out)]
             out.extend(take)
             state.position, state.position_epoch = take[-1].offset + 1, take[-1].leader_epoch
-            completed.records = completed.records[len(take):]
-            if completed.records:
+            completed.next_index = start + len(take)
+            if completed.next_index < len(completed.records):
                 completed.fetch_offset = state.position
                 keep.append(completed)
         self._completed = keep

@@ -156,6 +156,15 @@ def _text(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", errors="replace")
 
 
+def as_dicts(records: list[ConsumedRecord]) -> list[dict]:
+    """`[r.to_dict() for r in records]` in one comprehension: a poll's RecordsConsumed event holds
+    every record it hands out, and the call per record cost a third of consuming one."""
+    return [{"topic": r.topic, "partition": r.partition, "offset": r.offset,
+             "key": None if (key := r.key) is None else key.decode("utf-8", errors="replace"),
+             "value": None if (value := r.value) is None else value.decode("utf-8", errors="replace")}
+            for r in records]
+
+
 def as_topic_partition(tp: TopicPartition | tuple | str) -> TopicPartition:
     """TopicPartition from a TopicPartition, a (topic, partition) pair or a "topic-partition" string."""
     if isinstance(tp, TopicPartition):
