@@ -24,8 +24,12 @@ from engine.storage import record_batch as rb
 from engine.broker.broker import CRASH_MODES, Broker
 from engine.storage.errors import InvalidConfigError
 from engine.storage.log_config import LogConfig
+from engine.clients.consumer import Consumer
+from engine.clients.consumer_app import PollLoop
 from engine.clients.lab_client_partitioner import NULL_KEY_PARTITIONERS, STICKY
+from engine.clients.producer import Producer
 from engine.clients.simple_producer import Produced, SimpleProducer
+from engine.clients.sinks import ListSink
 from engine.common.config_values import field_kind, parse_config_value
 from engine.common.errors import Errors, KafkaError
 from engine.network import Network
@@ -154,10 +158,10 @@ class Cluster:
         self.topics = zk.Topics(self.store)
         self.controller: Controller | None = None
         self.controller_epoch_seen: dict[int, int] = {}
-        self.producers: dict[str, object] = {}   # name -> engine.clients.producer.Producer
-        self.consumers: dict[str, object] = {}   # name -> engine.clients.consumer.Consumer
-        self.apps: dict[str, object] = {}        # name -> the consumer_app.PollLoop last driving that consumer
-        self.sinks: dict[str, object] = {}       # name -> the sinks.ListSink consumer applications write to
+        self.producers: dict[str, Producer] = {}
+        self.consumers: dict[str, Consumer] = {}
+        self.apps: dict[str, PollLoop] = {}      # by consumer name: the application last driving that consumer
+        self.sinks: dict[str, ListSink] = {}     # by name: where consumer applications write (consumer_app.py)
         self._session_expiry: dict[int, object] = {}
         self.brokers: dict[int, Broker] = {}
         self.simple_producer = SimpleProducer(self.world, request_timeout_ms=self.broker_config.request_timeout_ms,
@@ -512,17 +516,17 @@ class Cluster:
         return part.committed_records(offset, max_records)
 
     # -- clients ----------------------------------------------------------------------------
-    def producer(self, name: str = "producer", config: dict | None = None):
+    def producer(self, name: str = "producer", config: dict | None = None) -> Producer:
         """The producer called `name` (a client node "producer-<name>"), created with `config`
-        on first use. Its records are sent by its accumulator and sender, as Kafka's are."""
-        from engine.clients.producer import Producer
+        on first use. Its records are sent by its accumulator and sender, as Kafka's are. Its
+        bootstrap.servers are the cluster's brokers; it learns the rest from metadata answers."""
         if name not in self.producers:
             self.producers[name] = Producer(self.world, name, dict(config or {}), bootstrap=sorted(self.brokers))
         return self.producers[name]
 
-    def consumer(self, name: str, config: dict | None = None):
-        """The consumer called `name` (a client node "consumer-<name>"), created on first use."""
-        from engine.clients.consumer import Consumer
+    def consumer(self, name: str, config: dict | None = None) -> Consumer:
+        """The consumer called `name` (a client node "consumer-<name>"), created on first use, with
+        the cluster's brokers as its bootstrap.servers; an application driving it is kept in `apps`."""
         if name not in self.consumers:
             self.consumers[name] = Consumer(self.world, name, dict(config or {}), bootstrap=sorted(self.brokers),
                                             apps=self.apps)

@@ -241,13 +241,9 @@ class Consumer:
         return records
 
     def _run_until_woken(self, deadline: int, done: Callable[[], bool] | None = None) -> None:
-        scheduler = self.client.world.scheduler
-        while not self._woken and not (done is not None and done()):
-            next_time = scheduler.next_time()
-            if next_time is None or next_time > deadline:
-                scheduler.advance_to(deadline)
-                return
-            scheduler.step()
+        """Run the world's scheduler until something woke the application, `done()`, or `deadline`."""
+        self.client.world.scheduler.run(until_ms=deadline,
+                                        stop=lambda: self._woken or (done is not None and done()))
 
     def _wait(self, done: Callable[[], bool], timeout_ms: int, what: str) -> None:
         """Block (run the cluster) until `done()`, polling the group meanwhile as Java's blocking calls do."""

@@ -449,14 +449,7 @@ class Producer:
 
     def _block_until(self, condition: Callable[[], bool], deadline: int) -> bool:
         """Run the world's scheduler until `condition` holds or virtual time reaches `deadline`."""
-        scheduler = self.client.world.scheduler
-        while not condition():
-            nxt = scheduler.next_time()
-            if nxt is None or nxt > deadline:
-                scheduler.advance_to(deadline)
-                return condition()
-            scheduler.step()
-        return True
+        return self.client.world.scheduler.run(until_ms=deadline, stop=condition)
 
 
 def _utf8(data: bytes | str | None) -> bytes | None:
