@@ -29,6 +29,11 @@ class RecordTooLargeError(KafkaStorageError):
     error = Errors.MESSAGE_TOO_LARGE
 
 
+class RecordBatchTooLargeError(KafkaStorageError):
+    """An append larger than segment.bytes: no segment could hold it (Kafka's RecordBatchTooLargeException)."""
+    error = Errors.RECORD_LIST_TOO_LARGE
+
+
 class InvalidRecordError(KafkaStorageError):
     error = Errors.INVALID_RECORD
 

@@ -16,6 +16,18 @@ exactly its entries (what `ls -l` shows is what is indexed), while the prealloca
 bounds the entry count so "index full" rolls a segment as in Kafka. Entries are kept in memory
 as arrays, so a lookup never re-reads the file; writes are buffered (Kafka writes its index
 through mmap, i.e. to memory) and reach the file on sync, flush, roll, close, or a process crash.
+
+Capacity, as Kafka's AbstractIndex/OffsetIndex/TimeIndex keep it: `max_entries` is
+`segment.index.bytes // entry size`; the offset index is full at `max_entries` entries, the time
+index one entry earlier (TimeIndex.isFull reserves the last slot for the entry a segment adds
+when it is rolled or recovered, `maybe_append(..., skip_full_check=True)`). An append to a full
+index, or one whose offset does not increase, is refused (Kafka's IllegalArgumentException and
+InvalidOffsetException); the segment rolls before that can happen.
+
+Where this differs from Kafka, deliberately: an offset index entry must also move the position
+forward (Kafka checks the offset only; every entry a segment writes does both), and a time index
+lookup with no entry at or below the target returns None where Kafka returns
+(NO_TIMESTAMP, base offset) — both mean "scan from the start of the segment".
 """
 from __future__ import annotations
 
@@ -30,10 +42,19 @@ OFFSET_ENTRY = struct.Struct(">ii")  # relativeOffset, position
 TIME_ENTRY = struct.Struct(">qi")    # timestamp, relativeOffset
 OFFSET_ENTRY_SIZE = OFFSET_ENTRY.size
 TIME_ENTRY_SIZE = TIME_ENTRY.size
+NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP: what an empty time index's last entry holds
 
 
 class CorruptIndexError(Exception):
     """An index file fails its sanity check; the segment rebuilds it from the log."""
+
+
+class IndexFullError(ValueError):
+    """An append to a full index (Kafka: IllegalArgumentException "Attempt to append to a full index")."""
+
+
+class InvalidOffsetError(ValueError):
+    """An index entry that does not follow the last one (Kafka's InvalidOffsetException)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +142,13 @@ class OffsetIndex(_IndexFile):
 
     # -- writing ----------------------------------------------------------------------------
     def append(self, offset: int, position: int) -> None:
+        """Add (offset, position); refused on a full index or an offset not above the last (OffsetIndex.append)."""
+        if self.is_full:
+            raise IndexFullError(f"Attempt to append to a full index (size = {self.entries}).")
         rel = offset - self.base_offset
         if self._relative and (rel <= self._relative[-1] or position <= self._positions[-1]):
-            raise ValueError(f"index entry ({offset}, {position}) does not follow the last one")
+            raise InvalidOffsetError(f"Attempt to append an offset {offset} to position {self.entries} no larger "
+                                     f"than the last offset appended ({self.last_offset}) to {self.path}")
         self._relative.append(rel)
         self._positions.append(position)
         self._writer().write(OFFSET_ENTRY.pack(rel, position))
@@ -231,14 +256,25 @@ class TimeIndex(_IndexFile):
         cow.create_empty(self.path)
 
     def maybe_append(self, timestamp: int, offset: int, *, skip_full_check: bool = False) -> None:
-        """Add (timestamp, offset) only if the timestamp is larger than the last entry's."""
+        """Add (timestamp, offset) only if the timestamp is larger than the last entry's (TimeIndex.maybeAppend).
+
+        Refused: on a full index unless `skip_full_check` (the roll's and recovery's last entry uses
+        the reserved slot), and an offset or a timestamp below the last entry's. The same entry
+        again (a segment closed twice) is a no-op."""
         if not skip_full_check and self.is_full:
-            raise ValueError("time index is full")
-        if self._timestamps and timestamp <= self._timestamps[-1]:
-            return
+            raise IndexFullError(f"Attempt to append to a full time index (size = {self.entries}).")
         rel = offset - self.base_offset
         if self._relative and rel < self._relative[-1]:
-            return
+            raise InvalidOffsetError(
+                f"Attempt to append an offset ({offset}) to slot {self.entries} no larger than the last offset "
+                f"appended ({self.base_offset + self._relative[-1]}) to {self.path}")
+        if self._timestamps and timestamp < self._timestamps[-1]:
+            raise InvalidOffsetError(
+                f"Attempt to append a timestamp ({timestamp}) to slot {self.entries} no larger than the last "
+                f"timestamp appended ({self._timestamps[-1]}) to {self.path}")
+        last_timestamp = self._timestamps[-1] if self._timestamps else NO_TIMESTAMP
+        if timestamp <= last_timestamp:
+            return  # only a larger timestamp is indexed; an empty index holds none below NO_TIMESTAMP
         self._timestamps.append(timestamp)
         self._relative.append(rel)
         self._writer().write(TIME_ENTRY.pack(timestamp, rel))
@@ -263,7 +299,8 @@ class TimeIndex(_IndexFile):
 
     @property
     def is_full(self) -> bool:
-        return len(self._timestamps) >= self.max_entries
+        # TimeIndex.isFull: the last slot stays free for the entry a roll or a recovery adds.
+        return len(self._timestamps) >= self.max_entries - 1
 
     def last_entry(self) -> tuple[int, int] | None:
         if not self._timestamps:

@@ -6,11 +6,14 @@
 What the log owns, and the invariants it keeps:
 - offsets: `log_start_offset <= high_watermark <= log_end_offset`; every batch on disk has a
   base offset at or above the end of the batch before it;
-- appends: the broker side appends *already-encoded* batches. It checks each batch (size, CRC,
-  structure), then, as a leader, assigns offsets by rewriting the header's baseOffset (not
-  covered by the CRC) and stamps the partition leader epoch; as a follower it keeps the
-  leader's offsets. Records are never re-encoded. `append(records)` is the producer-side
-  convenience: it encodes batches first, then appends them the same way;
+- appends: the broker side appends *already-encoded* batches. It checks each batch (CRC,
+  structure; a leader's against max.message.bytes, and record by record as Kafka's LogValidator:
+  one batch, its count, keys on a compacted topic — engine.storage.log_validator), refuses an
+  append larger than segment.bytes (RECORD_LIST_TOO_LARGE), then, as a leader, assigns offsets
+  by rewriting the header's baseOffset (not covered by the CRC) and stamps the partition leader
+  epoch; as a follower it keeps the leader's offsets. Nothing is written before every check
+  passed. Records are never re-encoded. `append(records)` is the producer-side convenience: it
+  encodes batches first, then appends them the same way;
 - segment roll, checked only when an append arrives (`segment.bytes`, `segment.ms` by record
   time, a full index) — so an idle partition never rolls and keeps its old records;
 - lookup: binary search of segment base offsets, then the sparse offset index, then a forward
@@ -19,26 +22,37 @@ What the log owns, and the invariants it keeps:
   a breached active segment goes only after an empty one is rolled, so a log always has one;
 - flush model: `recovery_point` is the offset below which everything was flushed; recovery
   on open validates from there, cuts a torn or corrupt tail, rebuilds missing/corrupt indexes;
-- `truncate_to(offset)` for replication: later segments removed, the rest cut, index included.
+- `truncate_to(offset)` for replication: later segments removed, the rest cut, index included;
+- a log that recovers to an end below its checkpointed log start starts again, empty, there.
 
 Time comes from the `clock_ms` callable, so a simulated cluster can run the log on virtual time.
+
+Where the engine differs from Kafka on purpose (tests/engine/kafka_parity pins both sides):
+- a Log used on its own lets its high watermark follow the log end until `update_high_watermark`
+  is first called (a lesson's bare log reads what it wrote); the replication layer always sets it;
+- `maybe_increment_log_start_offset` stops at the high watermark instead of raising
+  OffsetOutOfRangeException: its callers (DeleteRecords, a follower) already bound the offset;
+- `segment.jitter.ms` is the jitter itself, not a random draw below it: a run is repeatable;
+- `truncate_to` aimed inside a batch keeps the records below the target (segment.py says how);
+  Kafka removes the whole batch. Replication only ever truncates at batch boundaries;
+- a leader never recompresses or renumbers records (log_validator.py); recovery that finds more
+  batches than a full index can take stops adding entries where Kafka's would throw (segment.py).
 """
 from __future__ import annotations
 
 import os
 import re
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from engine.storage import batch_records, cow
 from engine.storage import record_batch as rb
 from engine.storage.errors import (
-    CorruptRecordAppendError,
     InvalidRecordError,
     LogClosedError,
     OffsetOutOfRangeError,
-    RecordTooLargeError,
+    RecordBatchTooLargeError,
 )
 from engine.storage.index import IndexLookup
 from engine.storage.log_config import LogConfig
@@ -50,6 +64,7 @@ from engine.storage.log_events import (
     SegmentDeleted,
     SegmentRolled,
 )
+from engine.storage.log_validator import analyze_and_validate_records, validate_records
 from engine.storage.segment import LOG_SUFFIX, Location, LogSegment, ScanStep
 
 SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex)$")
@@ -177,12 +192,20 @@ class Log:
         """
         self._check_open()
         buf = bytearray(data)
-        headers = self._validate_batches(buf, increasing_offsets=not assign_offsets)
+        config = self.config
+        headers = analyze_and_validate_records(buf, config.max_message_bytes if assign_offsets else None,
+                                               increasing_offsets=not assign_offsets)
         if assign_offsets:
+            validate_records(buf, headers, compacted="compact" in config.cleanup_policy)
             self._assign_offsets(buf, headers, leader_epoch)
         elif headers[0].base_offset < self.log_end_offset:
             raise InvalidRecordError(
                 f"follower append at offset {headers[0].base_offset} is below the log end {self.log_end_offset}")
+        if len(buf) > config.segment_bytes:
+            # UnifiedLog.append: no segment could hold it, so no roll would help.
+            raise RecordBatchTooLargeError(
+                f"Message batch size is {len(buf)} bytes in append to {self.path}, which exceeds the maximum "
+                f"configured segment size of {config.segment_bytes}.")
         max_ts = max(h.max_timestamp for h in headers)
         first, last = headers[0].base_offset, headers[-1].last_offset
         self._maybe_roll(len(buf), max_ts, first, last)
@@ -192,34 +215,6 @@ class Log:
         if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
             self.flush()
         return AppendInfo(first, last, sum(h.records_count for h in headers), max_ts, len(buf), len(headers))
-
-    def _validate_batches(self, buf: bytearray, *, increasing_offsets: bool) -> list[rb.BatchHeader]:
-        headers, position, end = [], 0, len(buf)
-        if end == 0:
-            raise InvalidRecordError("an append needs at least one record batch")
-        max_size = self.config.max_message_bytes
-        while position < end:
-            try:
-                header = rb.read_batch_header(buf, position)
-            except rb.CorruptRecordError as exc:
-                raise CorruptRecordAppendError(f"batch at byte {position}: {exc}") from None
-            size = header.size_in_bytes
-            if size > max_size:
-                raise RecordTooLargeError(
-                    f"The record batch is {size} bytes, larger than max.message.bytes={max_size}")
-            if size > end - position:
-                raise CorruptRecordAppendError(f"batch at byte {position} is truncated")
-            if not rb.batch_crc_ok(buf, position, header):
-                raise CorruptRecordAppendError(f"batch at byte {position} fails its CRC-32C check")
-            if header.compression == 0 and header.records_count != header.last_offset_delta + 1:
-                raise InvalidRecordError(
-                    f"batch at byte {position} holds {header.records_count} records "
-                    f"but its offset delta says {header.last_offset_delta + 1}")
-            if increasing_offsets and headers and header.base_offset <= headers[-1].last_offset:
-                raise InvalidRecordError("batches in one append must have increasing offsets")
-            headers.append(header)
-            position += size
-        return headers
 
     def _assign_offsets(self, buf: bytearray, headers: list[rb.BatchHeader], leader_epoch: int | None) -> None:
         next_offset, position = self.log_end_offset, 0
@@ -436,7 +431,7 @@ class Log:
             while len(self._segments) > 1 and self._bases[-1] > offset:
                 self._bases.pop()
                 self._segments.pop().delete()
-            self.active_segment.truncate_to(offset)
+            self.active_segment.truncate_to(offset, self._clock())
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self._high_watermark = min(self._high_watermark, self.log_end_offset)
         event = LogTruncated(leo, self.log_end_offset, len(removed), size_before - self.size_in_bytes(),
@@ -549,6 +544,15 @@ class Log:
                 stats["recovered"] = max(stats["recovered"], 1)
                 stats["deleted"] += self._drop_segments_after(i)
                 break
+        if self.log_end_offset < log_start_offset:
+            # LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd: what is left ends below the
+            # checkpointed log start, so none of it is readable; start empty at the log start.
+            stats["recovered"] = max(stats["recovered"], 1)
+            stats["deleted"] += len(self._segments)
+            for segment in self._segments:
+                segment.delete()
+            self._segments = [LogSegment.create(self.path, log_start_offset, self.config, created_ms=now)]
+            self._bases = [log_start_offset]
         if stats["recovered"]:
             self._emit(LogRecovered(recovery_point, stats["recovered"], stats["truncated"],
                                     stats["deleted"], stats["rebuilt"], self.log_end_offset))

@@ -1,9 +1,14 @@
 """One log segment: a `.log` file of record batches plus its `.index` and `.timeindex`.
 
 The segment owns the byte-level rules Kafka applies to one file:
-- append whole batches at the end, adding a sparse index entry (last offset of the batch, position
-  where it starts) once more than `index.interval.bytes` were appended since the previous entry —
-  checked before the batch's own bytes are counted, so the first batch never gets an entry;
+- append whole batches at the end, adding a sparse index entry (last offset of the append,
+  position where it starts — one entry for an append of many batches, as Kafka's LogSegment.append)
+  once more than `index.interval.bytes` were appended since the previous entry — checked before
+  the append's own bytes are counted, so the first append never gets an entry; recovery rebuilds
+  the indexes batch by batch (as Kafka's LogSegment.recover), so a follower's rebuilt index can
+  be denser than the one its appends wrote;
+- roll checks (`should_roll`) run before an append, so an append never finds an index full; a
+  segment truncated to empty starts its `segment.ms` clock again;
 - translate an offset into a file position (index lookup, then a forward scan of batch headers);
 - recover: re-validate every batch, rebuild both indexes, cut the file at the first bad byte;
 - truncate to an offset, index included;
@@ -19,7 +24,7 @@ from dataclasses import dataclass, field
 
 from engine.storage import cow
 from engine.storage import record_batch as rb
-from engine.storage.index import CorruptIndexError, IndexLookup, OffsetIndex, TimeIndex
+from engine.storage.index import CorruptIndexError, IndexFullError, IndexLookup, OffsetIndex, TimeIndex
 from engine.storage.log_config import LogConfig
 
 HEADER_SCAN_BYTES = 16 * 1024  # read size of a header scan (_iter_headers)
@@ -132,35 +137,46 @@ class LogSegment:
 
     # -- append -----------------------------------------------------------------------------
     def append(self, data: bytes | bytearray | memoryview, batches: list[rb.BatchHeader]) -> None:
-        """Append already-validated batches (their headers in `batches`) at the end of the file."""
+        """Append already-validated batches (their headers in `batches`) at the end of the file.
+
+        As Kafka's LogSegment.append: the append is one chunk, indexed at most once — (its last
+        offset, the position where it starts) — so a fetch response a follower appends whole takes
+        one index slot however many batches it holds. Everything that could refuse the append is
+        checked before a byte is written: a refused append leaves the segment as it was."""
         if not batches:
             return
         last = batches[-1].last_offset
-        if last - self.base_offset > INT32_MAX:
+        if not 0 <= last - self.base_offset <= INT32_MAX:
             raise ValueError(f"offset {last} cannot be stored relative to base {self.base_offset}")
         position = self.size
+        needs_index_entry = self.bytes_since_last_index_entry > self.config.index_interval_bytes
+        if needs_index_entry and (self.offset_index.is_full or self.time_index.is_full):
+            raise IndexFullError(f"{self.log_path}: the segment's index is full; the log rolls before this append")
+        max_timestamp, offset_of_max = rb.NO_TIMESTAMP, -1
+        for header in batches:  # the earliest batch holding the largest timestamp, as Kafka's LogAppendInfo
+            if header.max_timestamp > max_timestamp:
+                max_timestamp, offset_of_max = header.max_timestamp, header.last_offset
         os.pwrite(self._writable_fd(), data, position)
-        interval = self.config.index_interval_bytes
-        for header in batches:
-            if self.rolling_based_timestamp is None:
-                self.rolling_based_timestamp = header.max_timestamp
-            if header.max_timestamp > self.max_timestamp:
-                self.max_timestamp, self.offset_of_max_timestamp = header.max_timestamp, header.last_offset
-            if self.bytes_since_last_index_entry > interval:
-                self.offset_index.append(header.last_offset, position)
-                self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
-                self.bytes_since_last_index_entry = 0
-            size = header.size_in_bytes
-            position += size
-            self.bytes_since_last_index_entry += size
-        self.size = position
+        if position == 0:
+            self.rolling_based_timestamp = max_timestamp
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp, self.offset_of_max_timestamp = max_timestamp, offset_of_max
+        if needs_index_entry:
+            self.offset_index.append(last, position)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self.bytes_since_last_index_entry = 0
+        self.size = position + len(data)
+        self.bytes_since_last_index_entry += len(data)
         self.next_offset = last + 1
 
     def should_roll(self, incoming_size: int, incoming_max_timestamp: int, incoming_last_offset: int,
                     now_ms: int) -> str | None:
-        """Why the segment must roll before this append (Kafka's LogSegment.shouldRoll), or None."""
+        """Why the segment must roll before this append (Kafka's LogSegment.shouldRoll), or None.
+
+        The log refuses an append larger than segment.bytes before asking (RECORD_LIST_TOO_LARGE),
+        so the size rule never rolls an empty segment."""
         config = self.config
-        if self.size > 0 and self.size > config.segment_bytes - incoming_size:
+        if self.size > config.segment_bytes - incoming_size:
             return "segment.bytes"
         if self.size > 0 and self._time_waited_for_roll(incoming_max_timestamp, now_ms) > \
                 config.segment_ms - config.segment_jitter_ms:
@@ -275,6 +291,10 @@ class LogSegment:
             expected = header.last_offset + 1
         self.size = valid_end
         self.next_offset = expected
+        # As a roll does (on_become_inactive), and as Kafka's LogSegment.recover: a last time index
+        # entry for the largest timestamp, in the slot the full check keeps free for it.
+        if self.max_timestamp >= 0:
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp, skip_full_check=True)
         self.sync_files()
         truncated = file_size - valid_end
         if truncated:
@@ -311,13 +331,18 @@ class LogSegment:
             self.rolling_based_timestamp = header.max_timestamp
         if header.max_timestamp > self.max_timestamp:
             self.max_timestamp, self.offset_of_max_timestamp = header.max_timestamp, header.last_offset
-        if self.bytes_since_last_index_entry > self.config.index_interval_bytes:
+        # Recovery indexes batch by batch (Kafka too), appends chunk by chunk: a segment filled by
+        # multi-batch follower appends can hold more batches than its index has slots. Kafka's
+        # recover would throw on the full index (its 10 MiB default never fills); here the
+        # rebuilt index just stops growing — sparser, still correct.
+        full = self.offset_index.is_full or self.time_index.is_full
+        if self.bytes_since_last_index_entry > self.config.index_interval_bytes and not full:
             self.offset_index.append(header.last_offset, position)
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
             self.bytes_since_last_index_entry = 0
         self.bytes_since_last_index_entry += header.size_in_bytes
 
-    def truncate_to(self, offset: int) -> int:
+    def truncate_to(self, offset: int, now_ms: int | None = None) -> int:
         """Remove every record at offset >= `offset`; returns bytes removed.
 
         Kafka cuts the file at the start of the batch holding `offset`. In replication the target
@@ -325,6 +350,10 @@ class LogSegment:
         that is all that happens. A direct call may aim inside a batch; then the records below
         the target are kept by writing that batch's prefix back as a batch of its own (same base
         offset, epoch, producer fields, timestamps), so the log ends exactly at `offset`.
+
+        A segment left empty starts over, as Kafka's LogSegment.truncateTo: its creation time
+        becomes `now_ms` and its roll time is taken again from the next append, so `segment.ms`
+        counts from then, not from when the segment was first created.
         """
         if offset >= self.next_offset:
             return 0
@@ -336,7 +365,9 @@ class LogSegment:
         self._close_fds()
         cow.make_private(self.log_path)  # a sealed segment's file may be shared with a checkpoint
         os.truncate(self.log_path, cut)
-        self.offset_index.truncate_to_position(cut)
+        # By offset, as Kafka: an entry's offset is the last of an appended chunk that may start
+        # before the cut, so its position alone would keep an entry past the new log end.
+        self.offset_index.truncate_to(loc.batch_base_offset)
         self.time_index.truncate_to(loc.batch_base_offset)
         self.size = cut
         if prefix:
@@ -346,6 +377,8 @@ class LogSegment:
         self.scan_headers()
         if self.size == 0:
             self.rolling_based_timestamp = None
+            if now_ms is not None:
+                self.created_ms = now_ms
         return size_before - self.size
 
     def _batch_prefix_below(self, loc: Location, offset: int) -> bytes:

@@ -309,9 +309,12 @@ def test_files_shared_with_a_checkpoint_are_never_modified_through_the_link(tmp_
     shared = [name for name, mode in cp.layout.items() if mode != "dir" and os.stat(cp.stored(name)).st_nlink > 1]
     assert any(name.endswith(".log") for name in shared) and any(name.endswith(".index") for name in shared)
 
-    # A follower truncates back into a sealed segment (index too), then appends to it again.
-    sealed = logs[follower_1].segments[2]
-    logs[follower_1].truncate_to(sealed.offset_index.entry(0)[0] + 1)
+    # A follower truncates back into a sealed segment (index too), then appends to it again. A
+    # follower indexes each fetched chunk once at most (Kafka's LogSegment.append), so not every
+    # segment of its has an entry: take the first that has, and cut at the start of the batch the
+    # entry names (a batch boundary, as a follower's truncation always is).
+    sealed = next(s for s in logs[follower_1].segments[:-1] if s.offset_index.entries)
+    logs[follower_1].truncate_to(sealed.locate(sealed.offset_index.entry(0)[0]).batch_base_offset)
     # Another loses its unflushed tail in a power failure reaching into a sealed segment, then
     # recovers every segment from scratch (no recovery-point checkpoint: all indexes rebuilt).
     key = ("t", 0)

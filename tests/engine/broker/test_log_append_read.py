@@ -133,8 +133,10 @@ def test_text_keys_and_values_are_stored_as_utf8(tmp_path, clock):
     assert [(r.key, r.value) for r in log.read(0, 1 << 20)] == [("键".encode(), "值".encode()), (None, b"plain")]
 
 
-def test_a_segment_smaller_than_one_batch_holds_one_batch_each(tmp_path, clock):
-    log = Log(str(tmp_path / "t-0"), {"segment.bytes": 14}, clock_ms=clock)
+def test_a_segment_the_size_of_one_batch_holds_one_batch_each(tmp_path, clock):
+    # A batch larger than segment.bytes is refused (RECORD_LIST_TOO_LARGE, tests/engine/kafka_parity).
+    one_batch = len(rb.encode_batch([(None, b"0")], base_timestamp=clock()))
+    log = Log(str(tmp_path / "t-0"), {"segment.bytes": one_batch}, clock_ms=clock)
     for i in range(3):
         log.append([(None, b"%d" % i)])
     assert [s.base_offset for s in log.segments] == [0, 1, 2]
