@@ -20,7 +20,8 @@ how many were forgotten). Iteration is in send order: the older unanswered ones,
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 PRODUCED_KEPT = 10_000   # ~3.5 MB of sends at most; a scenario or a Jepsen schedule sends far fewer
 
@@ -34,16 +35,18 @@ class ProducedLog:
         self._older_unanswered: deque[Any] = deque()
 
     def append(self, record: Any) -> None:
+        # Every send() comes through here: _waiting(r) is written out inline.
         self.sent += 1
-        self._newest.append(record)
-        if len(self._newest) > self.keep:
-            old = self._newest.popleft()
-            if _waiting(old):
-                self._older_unanswered.append(old)
+        newest, older = self._newest, self._older_unanswered
+        newest.append(record)
+        if len(newest) > self.keep:
+            old = newest.popleft()
+            if old.acked is None and old.acks != 0:
+                older.append(old)
             elif old.acked:
                 self.acked_left_out += 1
-        while self._older_unanswered and not _waiting(self._older_unanswered[0]):
-            if self._older_unanswered.popleft().acked:
+        while older and not ((head := older[0]).acked is None and head.acks != 0):
+            if older.popleft().acked:
                 self.acked_left_out += 1
 
     def __len__(self) -> int:

@@ -218,8 +218,10 @@ class RecordAccumulator:
     def append(self, tp: TopicPartition, record: ProducedRecord, now_ms: int) -> tuple[ProducerBatch, bool, int]:
         """Append to the partition's last batch, or to a new one (the caller checked memory).
         Returns (batch, new batch created, bytes appended)."""
-        dq = self.batches.setdefault(tp, deque())
-        if dq and not dq[-1].closed:
+        dq = self.batches.get(tp)
+        if dq is None:
+            dq = self.batches[tp] = deque()
+        elif dq and not dq[-1].closed:
             last = dq[-1]
             before = last.size_in_bytes
             if last.try_append(record):

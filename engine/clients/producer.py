@@ -219,6 +219,11 @@ class ProducedRecord:
                 "error": self.error, "error_message": self.error_message, "attempts": self.attempts}
 
 
+# Why a record cannot enter the accumulator yet (Producer._place).
+NEEDS_METADATA = "metadata"
+NEEDS_MEMORY = "memory"
+
+
 @dataclass(eq=False)
 class _Waiting:
     """A record send() could not put in the accumulator yet."""
@@ -280,9 +285,12 @@ class Producer:
                                 self.client.record_time_ms() if timestamp is None else int(timestamp),
                                 tuple((k, _utf8(v)) for k, v in headers) if headers else (), tag, self.config.acks)
         self._records.append(record)
-        waiting = _Waiting(record, partition, self.now_ms + self.config.max_block_ms)
-        if self._waiting or not self._place(waiting):
-            self._waiting.append(waiting)
+        if self._waiting:
+            self._waiting.append(_Waiting(record, partition, self.now_ms + self.config.max_block_ms))
+            self.sender.wakeup()
+        elif (wait := self._place(record, partition)) is not None:
+            self._waiting.append(_Waiting(record, partition, self.now_ms + self.config.max_block_ms,
+                                          needs_metadata=wait == NEEDS_METADATA, needs_memory=wait == NEEDS_MEMORY))
             self.sender.wakeup()
         return record
 
@@ -363,7 +371,11 @@ class Producer:
         now = self.now_ms
         while self._waiting:
             head = self._waiting[0]
-            if not self._place(head):
+            wait = self._place(head.record, head.partition)
+            if wait is not None:
+                head.needs_metadata = wait == NEEDS_METADATA
+                if wait == NEEDS_MEMORY:
+                    head.needs_memory = True
                 if now < head.deadline_ms:
                     break
                 self._give_up(head)
@@ -375,40 +387,43 @@ class Producer:
     def next_block_deadline(self) -> int | None:
         return self._waiting[0].deadline_ms if self._waiting else None
 
-    def _place(self, waiting: _Waiting) -> bool:
-        """Partition the record and append it; False if it must wait (metadata, memory)."""
-        record, metadata = waiting.record, self.sender.metadata
-        count = metadata.partition_count(record.topic)
-        waiting.needs_metadata = count is None
+    def _place(self, record: ProducedRecord, partition: int | None) -> str | None:
+        """Partition the record (`partition`: the one send() was given, if any) and append it, or
+        refuse it; NEEDS_METADATA or NEEDS_MEMORY when it must wait instead."""
+        metadata, topic = self.sender.metadata, record.topic
+        count = metadata.partition_count(topic)
         if count is None:
-            metadata.wanted.add(record.topic)
+            metadata.wanted.add(topic)
             metadata.need_update = True
-            return False
+            return NEEDS_METADATA
+        config, accumulator = self.config, self.accumulator
         size = record_size_upper_bound(record.key, record.value, record.headers)
+        sticky = partition is None and (record.key is None or config.partitioner_ignore_keys)
         if record.partition < 0:
-            if waiting.partition is not None and waiting.partition >= count:
-                record.partition = waiting.partition
+            if partition is not None and partition >= count:
+                record.partition = partition
                 self._refuse(record, "UNKNOWN_TOPIC_OR_PARTITION",
-                             f"Partition {waiting.partition} of topic {record.topic} does not exist "
+                             f"Partition {partition} of topic {topic} does not exist "
                              f"(it has {count} partitions)")
-                return True
-            record.partition = self._choose(record, waiting.partition, count)
-            if size > self.config.max_request_size or size > self.config.buffer_memory:
-                limit, name = min((self.config.max_request_size, "max.request.size"),
-                                  (self.config.buffer_memory, "buffer.memory"))
+                return None
+            if sticky:   # choose_partition's null-key branch, without the detour
+                record.partition = accumulator.null_key_partitioner(topic).partition(
+                    metadata.available_partitions(topic), count)
+            else:
+                record.partition = self._choose(record, partition, count)
+            if size > config.max_request_size or size > config.buffer_memory:
+                limit, name = min((config.max_request_size, "max.request.size"),
+                                  (config.buffer_memory, "buffer.memory"))
                 self._refuse(record, "MESSAGE_TOO_LARGE", f"The message is {size} bytes when serialized, "
                              f"which is larger than {limit}, the value of the {name} configuration.")
-                return True
-        tp = (record.topic, record.partition)
-        accumulator = self.accumulator
+                return None
+        tp = (topic, record.partition)
         # Memory first: with room for a new batch (the usual case) the open batch need not be sized.
-        waiting.needs_memory = accumulator.available_memory < accumulator.new_batch_capacity(record, size) and \
-            not accumulator.fits_open_batch(tp, record)
-        if waiting.needs_memory:
-            return False
-        self._append(record, tp, count, sticky=waiting.partition is None and (
-            record.key is None or self.config.partitioner_ignore_keys))
-        return True
+        if accumulator.available_memory < accumulator.new_batch_capacity(record, size) and \
+                not accumulator.fits_open_batch(tp, record):
+            return NEEDS_MEMORY
+        self._append(record, tp, count, sticky=sticky)
+        return None
 
     def _give_up(self, waiting: _Waiting) -> None:
         record = waiting.record
