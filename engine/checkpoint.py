@@ -207,7 +207,7 @@ def restore(checkpoint: Checkpoint | str, data_dir: str,
 
 def _restore(checkpoint: Checkpoint, data_dir: str, exclusive: bool = False) -> Cluster:
     for name in checkpoint.modules:
-        importlib.import_module(name)  # handlers and listeners register on import, in the original's order
+        importlib.import_module(name)  # every module the graph's functions and classes come from
     _restore_files(checkpoint, data_dir, exclusive)
     with open(os.path.join(checkpoint.path, STATE_FILE), "rb") as f:
         graph = graph_pickle.loads(zlib.decompress(f.read()), data_dir)

@@ -217,7 +217,7 @@ def cmd_get_offsets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _offset_for_time(partition, time_arg: str) -> int:
     """What ListOffsets answers a consumer (read_uncommitted): -1/latest the HW, -2/earliest the
     log start, -3/max-timestamp the record with the largest timestamp, else a timestamp."""
-    from engine.groups.list_offsets import offset_for
+    from engine.broker.list_offsets import offset_for
     from engine.groups.protocol import ListOffsetsPartition
     timestamp = TIME_NAMES.get(time_arg)
     if timestamp is None:

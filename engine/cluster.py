@@ -21,6 +21,7 @@ from typing import Callable
 
 from engine import events as ev
 from engine.storage import record_batch as rb
+from engine.broker.auto_topic_creation import ensure_offsets_topic
 from engine.broker.broker import CRASH_MODES, Broker
 from engine.storage.errors import InvalidConfigError
 from engine.storage.log_config import LogConfig
@@ -145,7 +146,6 @@ class Cluster:
         if on_event is not None:
             self.bus.subscribe(on_event)
         self.random = RandomTree(seed)
-        self._assign_rng = self.random.fork("assignment")
         self._controller_rng = self.random.fork("controller-election")
         self.network = Network(self.scheduler, self.random.fork("network"), self.bus,
                                min_delay_ms=self.cluster_config.network_min_delay_ms,
@@ -179,6 +179,11 @@ class Cluster:
         for broker in self.brokers.values():
             broker.start()
         self.run_until_idle()
+
+    @property
+    def _assign_rng(self):
+        """Replica placement's seeded stream, shared with the brokers' auto-created topics."""
+        return self.world.stream("assignment")
 
     # -- time -------------------------------------------------------------------------------
     @property
@@ -424,17 +429,7 @@ class Cluster:
         min(`offsets.topic.replication.factor`, live brokers), compacted, 100 MiB segments.
         Returns True when the topic already existed (False: just created, or no controller yet).
         Safe to call from inside a request handler: it never runs the scheduler."""
-        from engine.groups.offsets_topic import OFFSETS_TOPIC
-        if OFFSETS_TOPIC in self.topics:
-            return True
-        live = len(self.registrations())
-        if self.controller is None or live == 0:
-            return False
-        import engine.groups.coordinator  # noqa: F401  (registers the group requests' handlers)
-        replication_factor = min(self.broker_config.offsets_topic_replication_factor, live)
-        self.create_topic(OFFSETS_TOPIC, self.broker_config.offsets_topic_num_partitions, replication_factor,
-                          config={"cleanup.policy": "compact", "segment.bytes": 104857600}, wait=False)
-        return False
+        return ensure_offsets_topic(self.world, self.store, self.broker_config, self.topic_defaults)
 
     def describe_topic(self, topic: str) -> dict:
         info = self._topic(topic)

@@ -8,10 +8,16 @@ Data dir layout (one per broker), as Kafka's log dir:
     broker-1/log-start-offset-checkpoint
     broker-1/.kafka_cleanshutdown                 present only after a clean shutdown
 
-The broker answers Produce, Fetch (from followers) and OffsetsForLeaderEpoch as a leader, and
-LeaderAndIsr from the controller. A crash ends the incarnation: every timer and callback of
-the old incarnation is ignored from then on. A restart recovers each log from its recovery
-point (unless the last shutdown was clean) and reads its HWs from the checkpoint.
+The broker answers Produce, Fetch (from followers and consumers), ListOffsets and
+OffsetsForLeaderEpoch as a leader, Metadata, FindCoordinator and InitProducerId as any broker,
+LeaderAndIsr from the controller, and the group requests through its group coordinator — each
+broker builds its own table of handlers (Kafka's KafkaApis.handle), from its own parts: nothing
+registers by being imported. A request it has no handler for gets INVALID_REQUEST (Kafka's
+SocketServer refuses an API the broker does not enable with InvalidRequestException).
+
+A crash ends the incarnation: every timer and callback of the old incarnation is ignored from
+then on. A restart recovers each log from its recovery point (unless the last shutdown was clean)
+and reads its HWs from the checkpoint; its group coordinator and producer-id block start afresh.
 """
 from __future__ import annotations
 
@@ -21,14 +27,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from engine import events as ev
+from engine.broker import list_offsets
+from engine.broker.auto_topic_creation import ensure_offsets_topic
+from engine.broker.producer_ids import ProducerIdManager
+from engine.common.errors import Errors
+from engine.groups.coordinator import GroupCoordinator, request_handlers, response_summary
+from engine.groups.coordinator_partition import coordinator_partition
+from engine.groups.offsets_topic import OFFSETS_TOPIC
+from engine.groups.protocol import FindCoordinatorRequest, FindCoordinatorResponse, ListOffsetsRequest
 from engine.storage import log_events
 from engine.storage.log import Log
 from engine.protocol import (EpochEndOffset, FetchPartitionData, FetchRequest, FetchResponse,
                              LeaderAndIsrRequest, LeaderAndIsrResponse, MetadataRequest, MetadataResponse,
                              OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse, PartitionMetadata,
-                             PartitionState, ProducePartitionResponse, ProduceRequest, ProduceResponse,
-                             RequestEnvelope,
-                             ResponseEnvelope, TopicMetadata)
+                             InitProducerIdRequest, PartitionState, ProducePartitionResponse, ProduceRequest,
+                             ProduceResponse, RequestEnvelope, ResponseEnvelope, TopicMetadata)
 from engine.metadata import zk
 from engine.storage import checkpoints
 from engine.replication.fetcher import ReplicaFetcher
@@ -45,6 +58,17 @@ HW_CHECKPOINT = "replication-offset-checkpoint"
 RECOVERY_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
 CRASH_MODES = {"power_loss": "power", "power-loss": "power", "process_crash": "process", "process-crash": "process"}
+
+
+# A request handler: (the sender's node, the request, respond(body, summary=None, *, foreground=True)).
+RequestHandler = Callable[[str, object, Callable[..., None]], None]
+
+
+@dataclass(slots=True)
+class UnsupportedRequestResponse:
+    """The answer to a request of a type this broker has no handler for."""
+    error: str
+    request: str
 
 
 @dataclass(slots=True)
@@ -79,7 +103,23 @@ class Broker:
         # Virtual time each broker-level checkpoint file was last written (by this Broker object:
         # the files, like the disk, outlive an incarnation). Absent: not written since the cluster opened.
         self.checkpoint_written_ms: dict[str, int] = {}
+        # Its parts of the current incarnation, built again at each start (a restart forgets them).
+        self.groups = GroupCoordinator(self)
+        self.producer_ids = ProducerIdManager(self)
+        self.handlers: dict[type, RequestHandler] = self._request_handlers()
         os.makedirs(self.data_dir, exist_ok=True)
+
+    def _request_handlers(self) -> dict[type, RequestHandler]:
+        """Which of its parts answers which request (KafkaApis.handle)."""
+        return {ProduceRequest: self._handle_produce,
+                FetchRequest: self._handle_fetch,
+                ListOffsetsRequest: self._handle_list_offsets,
+                OffsetsForLeaderEpochRequest: self._handle_epoch_queries,
+                LeaderAndIsrRequest: self._handle_leader_and_isr,
+                MetadataRequest: self._handle_metadata,
+                FindCoordinatorRequest: self._handle_find_coordinator,
+                InitProducerIdRequest: self.producer_ids.handle,
+                **request_handlers(self.groups)}
 
     # -- shortcuts to the cluster ---------------------------------------------------------------
     @property
@@ -113,6 +153,13 @@ class Broker:
     def cancel(self, entry) -> None:
         self.cluster.scheduler.cancel(entry)
 
+    def record_time_ms(self) -> int:
+        return self.cluster.world.record_time_ms()
+
+    def stream(self, name: str):
+        """The cluster's one seeded stream of this name (World.stream)."""
+        return self.cluster.world.stream(name)
+
     def is_broker_registered(self, broker_id: int) -> bool:
         return self.store.exists(f"/brokers/ids/{broker_id}")
 
@@ -122,14 +169,15 @@ class Broker:
         self.offline_replicas = {}
         self.incarnation += 1
         self.fetchers_paused = False
+        self.groups = GroupCoordinator(self)
+        self.producer_ids = ProducerIdManager(self)
+        self.handlers = self._request_handlers()
         clean = os.path.exists(os.path.join(self.data_dir, CLEAN_SHUTDOWN_FILE))
         if clean:
             os.remove(os.path.join(self.data_dir, CLEAN_SHUTDOWN_FILE))
         recovered = self._load_partitions(clean)
         self.cluster.network.set_up(self.node, True)
         self.publish(ev.BrokerStarted(broker=self.id, restarted=restarted, recovered_partitions=recovered))
-        for hook in BROKER_START_HOOKS:
-            hook(self)
         self.cluster.register_broker(self)
         self._start_timers()
 
@@ -213,8 +261,7 @@ class Broker:
         for key, partition in self.partitions.items():
             was = partition.role
             partition.stop()
-            for listener in ROLE_CHANGE_LISTENERS:
-                listener(self, partition, was)
+            self.groups.on_role_change(partition, was)
             self.offline_replicas[key] = _offline_replica(partition, mode, self.durable_offsets.get(key, 0))
             partition.log.close_after_crash(lose_unflushed=(mode == "power"),
                                             durable_offset=self.durable_offsets.get(key, 0))
@@ -233,8 +280,7 @@ class Broker:
         for partition in self.partitions.values():
             was = partition.role
             partition.stop()
-            for listener in ROLE_CHANGE_LISTENERS:
-                listener(self, partition, was)
+            self.groups.on_role_change(partition, was)
             partition.log.close()
         self._write_recovery_checkpoints(publish=False, closed=True)
         with open(os.path.join(self.data_dir, CLEAN_SHUTDOWN_FILE), "w"):
@@ -320,10 +366,13 @@ class Broker:
                 self.cluster.network.send(self.node, src,
                                           ResponseEnvelope(envelope.correlation, body, envelope.incarnation),
                                           summary or {}, foreground=foreground)
-        handler = REQUEST_HANDLERS.get(type(envelope.body))
+        handler = self.handlers.get(type(envelope.body))
         if handler is None:
-            raise TypeError(f"{self.node} got a request it has no handler for: {type(envelope.body).__name__}")
-        handler(self, src, envelope.body, respond)
+            name = type(envelope.body).__name__
+            respond(UnsupportedRequestResponse(Errors.INVALID_REQUEST, name),
+                    {"error": Errors.INVALID_REQUEST, "request": name})
+            return
+        handler(src, envelope.body, respond)
 
     def _handle_metadata(self, src: str, request: MetadataRequest, respond) -> None:
         topics = sorted(zk.topic_names(self.store)) if request.topics is None else request.topics
@@ -341,6 +390,26 @@ class Broker:
             out.append(TopicMetadata(topic, "NONE", parts))
         respond(MetadataResponse(sorted(zk.registrations(self.store)), zk.controller_id(self.store), out),
                 {"topics": topics})
+
+    def _handle_find_coordinator(self, src: str, request: FindCoordinatorRequest, respond) -> None:
+        """Any broker answers (KafkaApis.handleFindCoordinatorRequest): the leader of the group's
+        __consumer_offsets partition, as the metadata says. The first request creates the topic
+        (and gets COORDINATOR_NOT_AVAILABLE)."""
+        if request.key_type != 0:
+            answer = FindCoordinatorResponse(Errors.INVALID_REQUEST)
+        elif not ensure_offsets_topic(self.cluster.world, self.store, self.config, self.cluster.topic_defaults):
+            answer = FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE)
+        else:
+            p = coordinator_partition(request.key, zk.partition_count(self.store, OFFSETS_TOPIC))
+            state = zk.partition_state(self.store, OFFSETS_TOPIC, p)
+            leader = state["leader"] if state else -1
+            answer = FindCoordinatorResponse(Errors.NONE, leader) if leader >= 0 else \
+                FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE)
+        respond(answer, {**response_summary(answer), "group": request.key})
+
+    def _handle_list_offsets(self, src: str, request: ListOffsetsRequest, respond) -> None:
+        answer = list_offsets.list_offsets(self.partitions, request)
+        respond(answer, list_offsets.summary(answer))
 
     # -- Produce ----------------------------------------------------------------------------
     def _handle_produce(self, src: str, request: ProduceRequest, respond) -> None:
@@ -489,8 +558,7 @@ class Broker:
                 if not same:
                     self._follow(key, state)
             if partition.role != was:
-                for listener in ROLE_CHANGE_LISTENERS:
-                    listener(self, partition, was)
+                self.groups.on_role_change(partition, was)
         return LeaderAndIsrResponse(self.id, errors)
 
     def _follow(self, key: tuple[str, int], state: PartitionState) -> None:
@@ -515,24 +583,6 @@ class Broker:
         self.fetchers_paused = False
         for fetcher in self.fetchers.values():
             fetcher.maybe_send()
-
-
-# Called as `listener(broker, partition, previous_role)` whenever a replica on a broker becomes
-# leader or follower (or stops being either): the group coordinator follows the leadership of
-# __consumer_offsets partitions this way.
-ROLE_CHANGE_LISTENERS: list[Callable[[Broker, Partition, str], None]] = []
-# Called as `hook(broker)` at each start, after its logs are loaded and before it registers.
-BROKER_START_HOOKS: list[Callable[[Broker], None]] = []
-
-# Which method answers which request. Other parts of the engine (the group coordinator, ...)
-# add their requests here when they are imported.
-REQUEST_HANDLERS: dict[type, Callable[[Broker, str, object, Callable], None]] = {
-    ProduceRequest: Broker._handle_produce,
-    FetchRequest: Broker._handle_fetch,
-    OffsetsForLeaderEpochRequest: Broker._handle_epoch_queries,
-    LeaderAndIsrRequest: Broker._handle_leader_and_isr,
-    MetadataRequest: Broker._handle_metadata,
-}
 
 
 def _as_dict(event: object) -> dict:

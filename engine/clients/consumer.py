@@ -30,7 +30,6 @@ from engine.clients.consumer_state import (RETRIABLE_ERRORS, CommitFailedError, 
                                            ConsumerConfig, ConsumerMetadata, ConsumerTimeoutError, IllegalStateError,
                                            KafkaClientError, NoOffsetForPartitionError, RebalanceInProgressError,
                                            SubscriptionState, as_dicts, as_topic_partition)
-from engine.groups import coordinator as _group_coordinator  # noqa: F401  (brokers answer group requests)
 from engine.groups.assignors import TopicPartition
 from engine.groups.protocol import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsPartition, ListOffsetsRequest
 from engine.node import Node, World

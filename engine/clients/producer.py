@@ -32,7 +32,6 @@ from dataclasses import dataclass, fields
 from typing import Callable
 
 from engine import events as ev
-from engine.broker import init_producer_id  # noqa: F401  (registers the broker's InitProducerId handler)
 from engine.clients.accumulator import RecordAccumulator, record_size_upper_bound
 from engine.produced_log import ProducedLog
 from engine.clients.partitioner import choose_partition

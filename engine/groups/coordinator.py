@@ -1,13 +1,16 @@
 """The group coordinator: one per broker, for the groups whose `__consumer_offsets` partition it leads.
 
 A group's coordinator is the leader of partition `coordinator_partition(group, n)` of
-`__consumer_offsets`. This module follows that leadership (ROLE_CHANGE_LISTENERS): on becoming
-leader of a partition the coordinator *loads* it — replays its log, group metadata and committed
-offsets, tombstones included — and from then on answers for its groups; on losing it, it drops
-them (their members get NOT_COORDINATOR, find the new coordinator and carry on from the log).
+`__consumer_offsets`. Each broker owns one (`broker.groups`, built anew at each start: a restarted
+broker remembers nothing) and tells it when a replica's role changes (`on_role_change`, as
+ReplicaManager tells GroupCoordinator.onElection/onResignation): on becoming leader of a partition
+the coordinator *loads* it — replays its log, group metadata and committed offsets, tombstones
+included — and from then on answers for its groups; on losing it, it drops them (their members
+get NOT_COORDINATOR, find the new coordinator and carry on from the log). It knows its broker only
+as a BrokerContext (engine/node.py) and reads the topic from the metadata store.
 
-It answers FindCoordinator (any broker), JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
-OffsetCommit and OffsetFetch with Kafka's classic-protocol rules (GroupMetadataManager):
+It answers JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit and OffsetFetch (the broker
+answers FindCoordinator itself) with Kafka's classic-protocol rules (GroupMetadataManager):
 - a new member first gets MEMBER_ID_REQUIRED and an id `clientId-<uuid>` (KIP-394); a new group
   waits `group.initial.rebalance.delay.ms` (extended while members keep arriving, up to the
   rebalance timeout); later join phases end when every member has rejoined, or after the
@@ -23,28 +26,28 @@ Timers run on the broker's incarnation: a crashed broker's coordinator never act
 from __future__ import annotations
 
 import uuid
-import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from engine import events as ev
 from engine.storage import record_batch as rb
-from engine.broker.broker import REQUEST_HANDLERS, ROLE_CHANGE_LISTENERS
 from engine.groups import group as g
-from engine.groups import list_offsets  # noqa: F401  (registers the ListOffsets handler)
 from engine.groups import offsets_topic as ot
 from engine.groups.consumer_protocol import decode_assignment
 from engine.groups.coordinator_partition import coordinator_partition
-from engine.groups.protocol import (UNKNOWN_MEMBER_ID, FindCoordinatorRequest, FindCoordinatorResponse,
-                                    HeartbeatRequest, HeartbeatResponse, JoinGroupMember, JoinGroupRequest,
-                                    JoinGroupResponse, LeaveGroupMemberResponse, LeaveGroupRequest,
-                                    LeaveGroupResponse, OffsetCommitPartitionResponse, OffsetCommitRequest,
-                                    OffsetCommitResponse, OffsetFetchPartition, OffsetFetchRequest,
-                                    OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse)
+from engine.groups.protocol import (UNKNOWN_MEMBER_ID, HeartbeatRequest, HeartbeatResponse, JoinGroupMember,
+                                    JoinGroupRequest, JoinGroupResponse, LeaveGroupMemberResponse,
+                                    LeaveGroupRequest, LeaveGroupResponse, OffsetCommitPartitionResponse,
+                                    OffsetCommitRequest, OffsetCommitResponse, OffsetFetchPartition,
+                                    OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse)
+from engine.metadata import zk
 
 if TYPE_CHECKING:
-    from engine.broker.broker import Broker
+    from engine.node import BrokerContext
     from engine.replication.partition import Partition
+
+# The broker's request handlers: (client node, request, respond(body, summary)).
+RequestHandler = Callable[[str, Any, Callable[..., None]], None]
 
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000    # group.classic... new member join timeout (5 minutes)
 OFFSET_METADATA_MAX_BYTES = 4096        # offset.metadata.max.bytes
@@ -69,16 +72,13 @@ class OffsetAndMetadata:
     commit_timestamp: int = -1
 
 
-_COORDINATORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_MEMBER_ID_RNGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# One seeded stream for the whole cluster, whichever broker draws (a name of the world's, engine/node.py).
+MEMBER_ID_STREAM = "group-coordinator-member-ids"
 
 
-def coordinator_for(broker: Broker) -> GroupCoordinator:
-    """The broker's coordinator of its current incarnation (a restart starts with an empty one)."""
-    coordinator = _COORDINATORS.get(broker)
-    if coordinator is None or coordinator.incarnation != broker.incarnation:
-        coordinator = _COORDINATORS[broker] = GroupCoordinator(broker)
-    return coordinator
+def coordinator_for(broker: Any) -> GroupCoordinator:
+    """The broker's coordinator of its current incarnation (`broker.groups`)."""
+    return broker.groups
 
 
 def _tp(topic: str, partition: int) -> str:
@@ -86,9 +86,8 @@ def _tp(topic: str, partition: int) -> str:
 
 
 class GroupCoordinator:
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: BrokerContext) -> None:
         self.broker = broker
-        self.cluster = broker.cluster
         self.incarnation = broker.incarnation
         self.groups: dict[str, g.ClassicGroup] = {}
         self.offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
@@ -97,22 +96,22 @@ class GroupCoordinator:
 
     # -- plumbing ---------------------------------------------------------------------------
     @property
-    def config(self):
-        return self.cluster.broker_config
+    def config(self) -> Any:
+        return self.broker.config
 
     @property
     def now_ms(self) -> int:
-        return self.cluster.scheduler.now_ms
+        return self.broker.now_ms
 
     def _current(self) -> bool:
         return self.broker.alive and self.broker.incarnation == self.incarnation
 
     def partition_for(self, group_id: str) -> int:
-        return coordinator_partition(group_id, self.cluster.topics[ot.OFFSETS_TOPIC].partitions)
+        return coordinator_partition(group_id, zk.partition_count(self.broker.store, ot.OFFSETS_TOPIC))
 
     def owns(self, group_id: str) -> str | None:
         """None if this broker coordinates `group_id` now, else the error a client gets."""
-        if not self._current() or ot.OFFSETS_TOPIC not in self.cluster.topics:
+        if not self._current() or not zk.topic_exists(self.broker.store, ot.OFFSETS_TOPIC):
             return "NOT_COORDINATOR"
         return None if self.partition_for(group_id) in self.loaded else "NOT_COORDINATOR"
 
@@ -137,9 +136,7 @@ class GroupCoordinator:
         return None
 
     def _member_id(self, client_id: str) -> str:
-        rng = _MEMBER_ID_RNGS.get(self.cluster)
-        if rng is None:
-            rng = _MEMBER_ID_RNGS[self.cluster] = self.cluster.random.fork("group-coordinator-member-ids")
+        rng = self.broker.stream(MEMBER_ID_STREAM)
         return f"{client_id}-{uuid.UUID(int=rng.getrandbits(128), version=4)}"
 
     def _publish_state(self, group: g.ClassicGroup, previous: str, reason: str) -> None:
@@ -159,6 +156,18 @@ class GroupCoordinator:
                                              member_id=member_id, client_id=client_id, reason=reason))
 
     # -- loading and unloading (leadership of __consumer_offsets partitions) ----------------
+    def on_role_change(self, partition: Partition, previous_role: str) -> None:
+        """A replica on this broker became leader or follower, or stopped being either (its broker
+        calls this for every replica whose role changed)."""
+        if partition.topic != ot.OFFSETS_TOPIC:
+            return
+        if partition.role == "leader" and previous_role != "leader":
+            self.load(partition)
+        elif previous_role == "leader" and partition.role != "leader":
+            # On a crash this is the coordinator of the incarnation that just ended: its groups go
+            # Dead (an event for the browser); it can no longer answer anyone.
+            self.unload(partition.partition)
+
     def load(self, partition: Partition) -> None:
         """Replay the partition's log: the groups and committed offsets it holds become ours.
 
@@ -604,7 +613,7 @@ class GroupCoordinator:
             reply(OffsetCommitResponse([OffsetCommitPartitionResponse(p.topic, p.partition, error)
                                         for p in request.partitions]))
             return
-        now = self.cluster.record_clock()
+        now = self.broker.record_time_ms()
         too_large = {(p.topic, p.partition) for p in request.partitions
                      if len(p.committed_metadata.encode("utf-8")) > OFFSET_METADATA_MAX_BYTES}
         accepted = [p for p in request.partitions if (p.topic, p.partition) not in too_large]
@@ -667,7 +676,7 @@ class GroupCoordinator:
         if partition is None or partition.role != "leader":
             on_done("NOT_COORDINATOR")
             return
-        batch = rb.encode_batch(records, base_timestamp=self.cluster.record_clock())
+        batch = rb.encode_batch(records, base_timestamp=self.broker.record_time_ms())
         result = partition.append_as_leader(batch, -1)
         if result.error != "NONE":
             on_done(APPEND_ERRORS.get(result.error, result.error))
@@ -716,7 +725,8 @@ def _sync_key(group_id: str) -> str:
 
 
 # -- wiring into the broker ------------------------------------------------------------------------
-def _summary(body: object) -> dict:
+def response_summary(body: object) -> dict:
+    """What the event log shows of a group response."""
     out = {"error": getattr(body, "error", "NONE")}
     for name in ("member_id", "generation_id", "leader", "protocol_name", "node_id"):
         value = getattr(body, name, None)
@@ -731,54 +741,23 @@ def _summary(body: object) -> dict:
     return out
 
 
-def _handler(method: str):
-    def handle(broker: Broker, src: str, request: object, respond) -> None:
-        coordinator = coordinator_for(broker)
-
+def _answering(coordinator: GroupCoordinator, handle: Callable[[str, Any, Callable[[object], None]], None]
+               ) -> RequestHandler:
+    """`handle` as a broker request handler: its answer goes out, with its summary, only while the
+    coordinator's broker incarnation runs (a crash silences answers still being worked out)."""
+    def handler(src: str, request: object, respond: Callable[..., None]) -> None:
         def reply(body: object) -> None:
             if coordinator._current():
-                respond(body, _summary(body))
-        getattr(coordinator, method)(src, request, reply)
-    return handle
+                respond(body, response_summary(body))
+        handle(src, request, reply)
+    return handler
 
 
-def _handle_find_coordinator(broker: Broker, src: str, request: FindCoordinatorRequest, respond) -> None:
-    """Any broker answers: the leader of the group's __consumer_offsets partition, as its metadata
-    says. The first request creates the topic (and gets COORDINATOR_NOT_AVAILABLE)."""
-    cluster = broker.cluster
-    if request.key_type != 0:
-        answer = FindCoordinatorResponse("INVALID_REQUEST")
-    elif not cluster.ensure_offsets_topic():
-        answer = FindCoordinatorResponse("COORDINATOR_NOT_AVAILABLE")
-    else:
-        p = coordinator_partition(request.key, cluster.topics[ot.OFFSETS_TOPIC].partitions)
-        leader = cluster.partition_state(ot.OFFSETS_TOPIC, p)["leader"]
-        answer = FindCoordinatorResponse("NONE", leader) if leader >= 0 else \
-            FindCoordinatorResponse("COORDINATOR_NOT_AVAILABLE")
-    respond(answer, {**_summary(answer), "group": request.key})
-
-
-def _on_role_change(broker: Broker, partition: Partition, previous_role: str) -> None:
-    if partition.topic != ot.OFFSETS_TOPIC:
-        return
-    if partition.role == "leader" and previous_role != "leader":
-        coordinator_for(broker).load(partition)
-    elif previous_role == "leader" and partition.role != "leader":
-        # On a crash this is the coordinator of the incarnation that just ended: its groups go
-        # Dead (an event for the browser); it can no longer answer anyone.
-        coordinator = _COORDINATORS.get(broker)
-        if coordinator is not None:
-            coordinator.unload(partition.partition)
-
-
-REQUEST_HANDLERS.update({
-    FindCoordinatorRequest: _handle_find_coordinator,
-    JoinGroupRequest: _handler("handle_join"),
-    SyncGroupRequest: _handler("handle_sync"),
-    HeartbeatRequest: _handler("handle_heartbeat"),
-    LeaveGroupRequest: _handler("handle_leave"),
-    OffsetCommitRequest: _handler("handle_offset_commit"),
-    OffsetFetchRequest: _handler("handle_offset_fetch"),
-})
-if _on_role_change not in ROLE_CHANGE_LISTENERS:
-    ROLE_CHANGE_LISTENERS.append(_on_role_change)
+def request_handlers(coordinator: GroupCoordinator) -> dict[type, RequestHandler]:
+    """The group requests the coordinator answers, for its broker's handler table."""
+    return {JoinGroupRequest: _answering(coordinator, coordinator.handle_join),
+            SyncGroupRequest: _answering(coordinator, coordinator.handle_sync),
+            HeartbeatRequest: _answering(coordinator, coordinator.handle_heartbeat),
+            LeaveGroupRequest: _answering(coordinator, coordinator.handle_leave),
+            OffsetCommitRequest: _answering(coordinator, coordinator.handle_offset_commit),
+            OffsetFetchRequest: _answering(coordinator, coordinator.handle_offset_fetch)}

@@ -2,7 +2,7 @@
 leads, the epoch bump, and runs that replay exactly."""
 from __future__ import annotations
 
-from engine.broker.init_producer_id import PRODUCER_ID_BLOCK_PATH, PRODUCER_ID_BLOCK_SIZE
+from engine.broker.producer_ids import PRODUCER_ID_BLOCK_PATH, PRODUCER_ID_BLOCK_SIZE
 from engine.cluster import Cluster
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import pytest
 
 from engine import Cluster
-from engine.groups import list_offsets  # noqa: F401  (brokers answer ListOffsets once imported)
 from engine.groups.protocol import ListOffsetsPartition, ListOffsetsRequest
 from engine.node import Node
 

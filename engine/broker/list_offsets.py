@@ -9,19 +9,18 @@
                    offset -1 if there is none below the fetchable end (Partition.fetchOffsetForTimestamp)
 
 Only the leader answers (NOT_LEADER_OR_FOLLOWER otherwise), with the same leader-epoch fencing
-as Fetch. Registered in the broker's REQUEST_HANDLERS on import.
+as Fetch (ReplicaManager.fetchOffsetForTimestamp, KafkaApis.handleListOffsetRequest). A request
+on the log, not a group one: it lives with the broker.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
-from engine.broker.broker import REQUEST_HANDLERS
+from engine.common.errors import Errors
 from engine.groups.protocol import (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, ListOffsetsPartition,
                                     ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse)
-from engine.replication.partition import NOT_LEADER
 
 if TYPE_CHECKING:
-    from engine.broker.broker import Broker
     from engine.replication.partition import Partition
 
 
@@ -29,7 +28,7 @@ def offset_for(partition: Partition, query: ListOffsetsPartition, replica_id: in
     """The answer for one partition this broker leads."""
     log = partition.log
     fetchable_end = log.log_end_offset if replica_id >= 0 else partition.high_watermark
-    answer = ListOffsetsPartitionResponse(query.topic, query.partition, "NONE", leader_epoch=partition.leader_epoch)
+    answer = ListOffsetsPartitionResponse(query.topic, query.partition, Errors.NONE, leader_epoch=partition.leader_epoch)
     if query.timestamp == EARLIEST_TIMESTAMP:
         answer.offset = log.log_start_offset
     elif query.timestamp == LATEST_TIMESTAMP:
@@ -39,7 +38,7 @@ def offset_for(partition: Partition, query: ListOffsetsPartition, replica_id: in
         if found is not None:
             answer.timestamp, answer.offset = found
     elif query.timestamp < 0:
-        answer.error = "INVALID_REQUEST"
+        answer.error = Errors.INVALID_REQUEST
     else:
         offset = log.offset_for_timestamp(query.timestamp)
         if offset is not None and offset < fetchable_end:
@@ -63,20 +62,23 @@ def _max_timestamp(partition: Partition, end: int) -> tuple[int, int] | None:
     return best
 
 
-def handle_list_offsets(broker: Broker, src: str, request: ListOffsetsRequest, respond) -> None:
+def list_offsets(partitions: Mapping[tuple[str, int], Partition], request: ListOffsetsRequest) -> ListOffsetsResponse:
+    """The answer to a ListOffsets request, from the broker's replicas (`partitions`)."""
     out = []
     for query in request.partitions:
-        partition = broker.partitions.get((query.topic, query.partition))
+        partition = partitions.get((query.topic, query.partition))
         if partition is None or partition.role != "leader":
-            out.append(ListOffsetsPartitionResponse(query.topic, query.partition, NOT_LEADER))
+            out.append(ListOffsetsPartitionResponse(query.topic, query.partition, Errors.NOT_LEADER_OR_FOLLOWER))
         elif query.current_leader_epoch >= 0 and query.current_leader_epoch != partition.leader_epoch:
-            error = "FENCED_LEADER_EPOCH" if query.current_leader_epoch < partition.leader_epoch \
-                else "UNKNOWN_LEADER_EPOCH"
+            error = Errors.FENCED_LEADER_EPOCH if query.current_leader_epoch < partition.leader_epoch \
+                else Errors.UNKNOWN_LEADER_EPOCH
             out.append(ListOffsetsPartitionResponse(query.topic, query.partition, error))
         else:
             out.append(offset_for(partition, query, request.replica_id))
-    respond(ListOffsetsResponse(out), {"partitions": [
-        {"topic": a.topic, "partition": a.partition, "error": a.error, "offset": a.offset} for a in out]})
+    return ListOffsetsResponse(out)
 
 
-REQUEST_HANDLERS[ListOffsetsRequest] = handle_list_offsets
+def summary(response: ListOffsetsResponse) -> dict:
+    """What the event log shows of the answer."""
+    return {"partitions": [{"topic": a.topic, "partition": a.partition, "error": a.error, "offset": a.offset}
+                           for a in response.partitions]}
