@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from engine.storage import record_batch as rb
-from engine.storage.varint import size_of_varint
+from engine.storage.varint import SMALL_VARINT_MAX, SMALL_VARINT_SIZES, size_of_varint
 from engine.clients.partitioner import NullKeyPartitioner, RoundRobinPartitioner, StickyPartitioner
 
 if TYPE_CHECKING:
@@ -41,11 +41,14 @@ NULL_VARINT_SIZE = 1
 
 def record_size_upper_bound(key: bytes | None, value: bytes | None, headers: Sequence[tuple]) -> int:
     """Kafka's estimateSizeInBytesUpperBound for one record in a v2 batch: header + worst case."""
+    sizes = SMALL_VARINT_SIZES   # every send() asks: one- and two-byte varints by table
+    if not headers and len(key or b"") < SMALL_VARINT_MAX and len(value or b"") < SMALL_VARINT_MAX:
+        return (rb.RECORD_BATCH_OVERHEAD + MAX_RECORD_OVERHEAD + sizes[0]
+                + (NULL_VARINT_SIZE if key is None else sizes[len(key)] + len(key))
+                + (NULL_VARINT_SIZE if value is None else sizes[len(value)] + len(value)))
     size = (rb.RECORD_BATCH_OVERHEAD + MAX_RECORD_OVERHEAD
             + (NULL_VARINT_SIZE if key is None else size_of_varint(len(key)) + len(key))
             + (NULL_VARINT_SIZE if value is None else size_of_varint(len(value)) + len(value)))
-    if not headers:
-        return size + size_of_varint(0)
     size += size_of_varint(len(headers))
     for header_key, header_value in headers:
         encoded = header_key.encode("utf-8")

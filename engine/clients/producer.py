@@ -9,8 +9,9 @@ It is a client node "producer-<name>" on the network (engine/node.py), a peer of
 knows them from its bootstrap list and its metadata answers, nothing else. `send()` picks
 the partition (explicit, else the key's murmur2 hash over all partitions, else the null-key
 partitioner: sticky (KIP-794, the default) or the pre-2.4 round robin), appends the record to
-the RecordAccumulator and returns a ProducedRecord — Kafka's future. The Sender (sender.py)
-sends the batches, retries them and completes the records.
+the RecordAccumulator and returns a ProducedRecord — Kafka's future; `send_batch()` is send()
+for many records in one call (the same path per record, the per-call work done once). The
+Sender (sender.py) sends the batches, retries them and completes the records.
 
 Settings have Kafka's names and defaults (`resolve_config`), with one version choice:
 `linger.ms` defaults to 5, as in Kafka 4.0 (KIP-1030); Kafka 3.x used 0. Idempotence follows
@@ -22,22 +23,25 @@ Blocking: Kafka's send() blocks the calling thread while it waits for the topic'
 for `buffer.memory`. Here send() never moves time (it is a command, like every command of the
 lab): such a record waits inside the producer, and every later record waits behind it, as they
 would behind a blocked thread, until the sender can place it, or fails once `max.block.ms` of
-virtual time has passed. Only flush() and close() run the cluster's scheduler (call them from
-outside it: a scenario step, a test, the lab; never from a scheduled action or an event callback).
+virtual time has passed. Only flush(), close() and partitions_for() (Kafka's partitionsFor: it waits
+for the topic's metadata) run the cluster's scheduler (call them from outside it: a scenario
+step, a test, the lab; never from a scheduled action or an event callback).
 """
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Callable
 
 from engine import events as ev
 from engine.clients.accumulator import RecordAccumulator, record_size_upper_bound
 from engine.produced_log import ProducedLog
-from engine.clients.partitioner import choose_partition
+from engine.clients.partitioner import NullKeyPartitioner, choose_partition
 from engine.clients.sender import Sender
 from engine.common.config_values import parse_config_value
 from engine.node import Node, World
+from engine.protocol import PartitionMetadata
 from engine.common.errors import Errors, KafkaError
 
 PARTITIONERS = ("sticky", "round-robin")
@@ -276,22 +280,70 @@ class Producer:
         has the memory; otherwise it waits, behind any record already waiting, as a blocked
         send() would, and fails if that lasts max.block.ms. A record too large, or for a
         partition the topic does not have, fails at once."""
+        self._check_send(partition)
+        record = ProducedRecord(self.node, self._records.sent + 1, topic, -1, _utf8(key), _utf8(value),
+                                self.client.record_time_ms() if timestamp is None else int(timestamp),
+                                tuple((k, _utf8(v)) for k, v in headers) if headers else (), tag, self.config.acks)
+        self._take(record, partition, self.now_ms + self.config.max_block_ms)
+        return record
+
+    def send_batch(self, topic: str, records: Iterable[tuple], *, partition: int | None = None,
+                   timestamp: int | None = None, tag: object = None) -> list[ProducedRecord]:
+        """`send(topic, key, value, partition=, timestamp=, tag=)` for each (key, value) of
+        `records`, in order, in one call — the batch-at-a-time way in, for an application that
+        has its records in hand (a connector's poll, a file). Each record takes the path send()
+        gives it (partitioner, accumulator, memory and metadata waits); only the per-call work
+        (the checks, the clock) is done once. Same records, partitions, batches and events as
+        that many send() calls at this instant."""
+        self._check_send(partition)
+        node, acks, log, take = self.node, self.config.acks, self._records, self._take
+        record_time = self.client.record_time_ms() if timestamp is None else int(timestamp)
+        deadline = self.now_ms + self.config.max_block_ms
+        out = []
+        for key, value in records:
+            if isinstance(key, str) or isinstance(value, str):   # text: UTF-8, as send() has it
+                key, value = _utf8(key), _utf8(value)
+            record = ProducedRecord(node, log.sent + 1, topic, -1, key, value, record_time, (), tag, acks)
+            take(record, partition, deadline)
+            out.append(record)
+        return out
+
+    def _check_send(self, partition: int | None) -> None:
         if self.closed or self.crashed:
             raise ProducerError(f"Cannot send after {self.node} was {'closed' if self.closed else 'crashed'}")
         if partition is not None and partition < 0:
             raise ProducerError(f"Invalid partition: {partition}", "INVALID_REQUEST")
-        record = ProducedRecord(self.node, self._records.sent + 1, topic, -1, _utf8(key), _utf8(value),
-                                self.client.record_time_ms() if timestamp is None else int(timestamp),
-                                tuple((k, _utf8(v)) for k, v in headers) if headers else (), tag, self.config.acks)
+
+    def _take(self, record: ProducedRecord, partition: int | None, deadline_ms: int) -> None:
+        """A sent record: into the accumulator now, or to wait behind those already waiting."""
         self._records.append(record)
         if self._waiting:
-            self._waiting.append(_Waiting(record, partition, self.now_ms + self.config.max_block_ms))
+            self._waiting.append(_Waiting(record, partition, deadline_ms))
             self.sender.wakeup()
         elif (wait := self._place(record, partition)) is not None:
-            self._waiting.append(_Waiting(record, partition, self.now_ms + self.config.max_block_ms,
-                                          needs_metadata=wait == NEEDS_METADATA, needs_memory=wait == NEEDS_MEMORY))
+            self._waiting.append(_Waiting(record, partition, deadline_ms, needs_metadata=wait == NEEDS_METADATA,
+                                          needs_memory=wait == NEEDS_MEMORY))
             self.sender.wakeup()
-        return record
+
+    def partitions_for(self, topic: str) -> list[PartitionMetadata]:
+        """Kafka's partitionsFor: the topic's partitions as this producer's metadata has them. A
+        topic it does not know yet is asked for first, and the call blocks (the cluster runs) until
+        the answer names it, up to max.block.ms — as the first send() to a topic would wait."""
+        if self.closed or self.crashed:
+            raise ProducerError(f"{self.node} was {'closed' if self.closed else 'crashed'}")
+        metadata = self.sender.metadata
+        if metadata.partition_count(topic) is None:
+            metadata.wanted.add(topic)
+            metadata.need_update = True
+            self.sender.wakeup(foreground=True)
+            known = self._block_until(lambda: metadata.partition_count(topic) is not None,
+                                      self.now_ms + self.config.max_block_ms)
+            if not any(w.record.topic == topic for w in self._waiting):
+                metadata.wanted.discard(topic)
+            if not known:
+                raise ProducerError(f"Topic {topic} not present in metadata after {self.config.max_block_ms} ms.",
+                                    "REQUEST_TIMED_OUT")
+        return list(metadata.topics[topic])
 
     def flush(self, max_ms: int | None = None) -> None:
         """Send everything now (linger.ms no longer waited for) and run the cluster until every
@@ -398,6 +450,8 @@ class Producer:
         config, accumulator = self.config, self.accumulator
         size = record_size_upper_bound(record.key, record.value, record.headers)
         sticky = partition is None and (record.key is None or config.partitioner_ignore_keys)
+        partitioner = accumulator.null_key_partitioner(topic) if sticky else None
+        available = metadata.available_partitions(topic) if sticky else ()
         if record.partition < 0:
             if partition is not None and partition >= count:
                 record.partition = partition
@@ -405,9 +459,8 @@ class Producer:
                              f"Partition {partition} of topic {topic} does not exist "
                              f"(it has {count} partitions)")
                 return None
-            if sticky:   # choose_partition's null-key branch, without the detour
-                record.partition = accumulator.null_key_partitioner(topic).partition(
-                    metadata.available_partitions(topic), count)
+            if partitioner is not None:   # choose_partition's null-key branch, without the detour
+                record.partition = partitioner.partition(available, count)
             else:
                 record.partition = self._choose(record, partition, count)
             if size > config.max_request_size or size > config.buffer_memory:
@@ -421,7 +474,7 @@ class Producer:
         if accumulator.available_memory < accumulator.new_batch_capacity(record, size) and \
                 not accumulator.fits_open_batch(tp, record):
             return NEEDS_MEMORY
-        self._append(record, tp, count, sticky=sticky)
+        self._append(record, tp, count, partitioner, available)
         return None
 
     def _give_up(self, waiting: _Waiting) -> None:
@@ -436,16 +489,15 @@ class Producer:
                          f"(buffer.memory={self.config.buffer_memory}, available "
                          f"{self.accumulator.available_memory})")
 
-    def _append(self, record: ProducedRecord, tp: tuple[str, int], count: int, *, sticky: bool) -> None:
-        """Into the accumulator; a record without a key then tells the sticky partitioner how
-        many bytes went to its partition (of the `count` the topic has)."""
-        accumulator = self.accumulator
-        batch, created, appended = accumulator.append(tp, record, self.now_ms)
-        if sticky:
-            accumulator.null_key_partitioner(tp[0]).on_append(
-                appended, self.sender.metadata.available_partitions(tp[0]), count,
-                enable_switch=accumulator.all_batches_full(tp))
-        if created or batch.is_full():
+    def _append(self, record: ProducedRecord, tp: tuple[str, int], count: int,
+                partitioner: NullKeyPartitioner | None, available: Sequence[int]) -> None:
+        """Into the accumulator; a record the null-key `partitioner` placed then tells it how many
+        bytes went to its partition (of the `count` the topic has, the `available` ones)."""
+        batch, created, appended = self.accumulator.append(tp, record, self.now_ms)
+        full = batch.is_full()   # `batch` is the partition's last: this is all_batches_full(tp)
+        if partitioner is not None:
+            partitioner.on_append(appended, available, count, enable_switch=full)
+        if created or full:
             self.sender.wakeup()
 
     def _choose(self, record: ProducedRecord, partition: int | None, count: int) -> int:

@@ -34,7 +34,7 @@ def test_clients_bench_prints_one_json_object_with_its_rates():
     done = subprocess.run([sys.executable, "-m", "engine.bench", "clients", "--records", "3000", "--json"],
                           capture_output=True, text=True, check=True)
     result = json.loads(done.stdout)
-    for key in ("produce_rps", "consume_rps", "group3_consume_rps", "log_only_rps"):
+    for key in ("produce_rps", "produce_batch_rps", "consume_rps", "group3_consume_rps", "log_only_rps"):
         assert result[key] > 0
 
 
