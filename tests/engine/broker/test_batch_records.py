@@ -277,3 +277,28 @@ def test_the_c_encoder_writes_the_bytes_the_python_encoder_writes(batch, base_ti
     encoded = encode_batch(forms, base_timestamp=base_timestamp)
     assert encoded[rb.RECORDS_OFFSET:] == b"".join(parts)
     assert rb.read_batch_header(encoded).max_timestamp == max_timestamp
+
+
+# --- the leader's record walk (log_validator) ---------------------------------------------------
+
+@needs_extension
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.none() | st.binary(max_size=12), st.none() | st.binary(max_size=300)), min_size=1,
+                max_size=6), st.data())
+def test_the_c_record_walk_passes_exactly_when_the_python_walk_does(monkeypatch, batch, data) -> None:
+    from engine.storage import _columnar, log_validator
+    records = bytearray(encode_batch(batch, base_timestamp=T0)[rb.RECORDS_OFFSET:])
+    for _ in range(data.draw(st.integers(0, 2), label="damage")):
+        if records:
+            records[data.draw(st.integers(0, len(records) - 1), label="at")] = data.draw(st.integers(0, 255))
+    records = records[:data.draw(st.integers(0, len(records)), label="cut")] if data.draw(st.booleans()) else records
+    count = len(batch) + data.draw(st.integers(-1, 1), label="count off by")
+    check_keys = data.draw(st.booleans(), label="compacted")
+    monkeypatch.setattr(log_validator, "_records_fill", None)   # the Python walk alone
+    try:
+        log_validator._walk_records(bytes(records), count, 0, check_keys=check_keys)
+        python_passes = True
+    except log_validator.InvalidRecordError:
+        python_passes = False
+    assert _columnar.records_fill(bytes(records), count, check_keys) is python_passes
