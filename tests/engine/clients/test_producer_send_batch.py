@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from engine.cluster import Cluster
 from engine.clients.producer import ProducerError
+from engine.cluster import Cluster
 
 
 def _run(tmp_path, name: str, config: dict, records: list[tuple], *, batched: bool, partition=None,
