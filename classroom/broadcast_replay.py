@@ -18,7 +18,7 @@ from typing import Any
 
 from django.db import transaction
 
-from lab.host import CommandRecord, Shape, SessionHost
+from lab.host import CommandRecord, SessionHost, Shape
 from lab.host_types import CallBudgets
 from lab.limits import Limits
 from lab.models import LabCommand, LabSession

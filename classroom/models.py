@@ -85,7 +85,7 @@ class Invitation(models.Model):
     used_at = models.DateTimeField(null=True, blank=True)
 
     def role_label(self) -> str:
-        from classroom.roles import ROLE_LABELS   # the labels live with the roles
+        from classroom.roles import ROLE_LABELS  # the labels live with the roles
         return str(ROLE_LABELS.get(self.role, self.role))
 
     def refusal(self) -> str:

@@ -14,8 +14,8 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from engine.scenarios.runner import ScenarioError, builtin_names, load_scenario, validate
-from lab.limits import LimitExceeded, Limits
 from lab.host_types import MAX_SCENARIO_STEPS
+from lab.limits import LimitExceeded, Limits
 
 MAX_ITEMS = 50
 MAX_TITLE_CHARS = 120

@@ -55,15 +55,15 @@ import os
 import shutil
 import sys
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
-from typing import Callable, Iterator
 
 from engine import events as ev
 from engine import graph_pickle
 from engine.broker.broker import HW_CHECKPOINT, LOG_START_CHECKPOINT, RECOVERY_CHECKPOINT
-from engine.storage.log import SEGMENT_FILE
 from engine.cluster import Cluster
 from engine.storage import leader_epoch_cache
+from engine.storage.log import SEGMENT_FILE
 
 META_FILE = "checkpoint.json"
 STATE_FILE = "engine.pickle"

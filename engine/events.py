@@ -9,8 +9,9 @@ Keys and values are carried as text (UTF-8, undecodable bytes replaced) — they
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 
 def text(data: bytes | None) -> str | None:
@@ -406,16 +407,18 @@ class EventBus:
         return out
 
 
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls for cls in [
+def _by_kind(classes: list[type[Event]]) -> dict[str, type[Event]]:
+    return {cls.kind: cls for cls in classes}
+
+
+EVENT_TYPES: dict[str, type[Event]] = _by_kind([
         BrokerStarted, BrokerCrashed, BrokerSessionExpired, ControllerElected, TopicCreated, PartitionsAdded,
         LeaderElected, PartitionOffline, LeaderAndIsrApplied, RecordsAppended, HighWatermarkAdvanced,
         LogTruncated, SegmentRolled, SegmentDeleted, LogStartOffsetMoved, CheckpointWritten,
         IsrShrunk, IsrExpanded, MessageSent, MessageDropped, ProduceAcknowledged, ProduceFailed,
         FaultInjected, ProducerCreated, ProducerBatchSent, ProducerBatchRetried, ProducerBatchAcknowledged,
         ProducerBatchFailed, ProducerEpochBumped, ProducerIdAllocated, DuplicateBatchIgnored,
-        ProduceSequenceRejected]
-}
+        ProduceSequenceRejected])
 
 
 def event_fields(kind: str) -> list[str]:
@@ -596,7 +599,7 @@ class ConsumerCrashed(Event):
     group: str | None
 
 
-EVENT_TYPES.update({cls.kind: cls for cls in [
+EVENT_TYPES.update(_by_kind([
     GroupStateChanged, MemberJoined, MemberRemoved, RebalanceStarted, RebalanceCompleted, OffsetsCommitted,
     CoordinatorLoaded, CoordinatorUnloaded, CoordinatorDiscovered, AssignmentReceived, PartitionsRevoked,
-    RecordsConsumed, RecordsProcessed, OffsetCommitFailed, OffsetsReset, ConsumerLeftGroup, ConsumerCrashed]})
+    RecordsConsumed, RecordsProcessed, OffsetCommitFailed, OffsetsReset, ConsumerLeftGroup, ConsumerCrashed]))

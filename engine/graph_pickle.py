@@ -36,17 +36,18 @@ import pickle
 import sys
 import types
 import weakref
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from engine.broker.broker import Broker
-from engine.storage.index import OffsetIndex, TimeIndex
-from engine.storage.log import Log
-from engine.storage.segment import LogSegment
 from engine.cluster import Cluster
 from engine.events import EventBus
 from engine.node import World
-from engine.storage.leader_epoch_cache import LeaderEpochCache
 from engine.sim.scheduler import Scheduler
+from engine.storage.index import OffsetIndex, TimeIndex
+from engine.storage.leader_epoch_cache import LeaderEpochCache
+from engine.storage.log import Log
+from engine.storage.segment import LogSegment
 
 PROTOCOL = pickle.HIGHEST_PROTOCOL
 

@@ -9,7 +9,7 @@ when it is sent or when it arrives, if the destination is down on arrival, or wi
 from __future__ import annotations
 
 import random
-from typing import Callable
+from collections.abc import Callable
 
 from engine.events import EventBus, MessageDropped, MessageSent
 from engine.protocol import api_name

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Callable
 
 from engine import events as ev
 from engine.cluster import Cluster, ClusterError

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.storage.errors import OffsetOutOfRangeError
 from engine.cluster import Cluster, ClusterError
+from engine.storage.errors import OffsetOutOfRangeError
 from engine.topic_pattern import TopicPattern
 
 MAX_READ_BYTES = 8 * 1024 * 1024

@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 from urllib.parse import parse_qs, unquote, urlparse
 
 from engine.cluster import Cluster, ClusterError

@@ -120,7 +120,8 @@ def _controller_moves(cluster: Cluster, broker_id: int, due: int, setting: str, 
                           f"{'it' if len(led) + led_internal == 1 else 'them'} until the controller, told by "
                           f"ZooKeeper that the session expired, elects a new leader from the ISR"))
     if followed or followed_internal:
-        out.append(_timer("isr_shrink", f"{_names(followed, followed_internal)}: broker {broker_id}", due, setting, timeout,
+        out.append(_timer("isr_shrink", f"{_names(followed, followed_internal)}: broker {broker_id}", due, setting,
+                          timeout,
                           f"Broker {broker_id} stays in the ISR of {_names(followed, followed_internal)} until "
                           f"its session expires; then the controller removes it"))
     return out

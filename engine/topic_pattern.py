@@ -18,8 +18,8 @@ groups, and inline flags — what an automaton cannot run or what would change t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 try:  # Python 3.11+ (re's parser), with the older name before it
     from re import _constants as _sre

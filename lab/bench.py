@@ -58,6 +58,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
 from lab.serve import free_port, wait_for_port
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -336,7 +337,7 @@ async def step_latency(server: Server, samples: int) -> dict[str, float]:
         tab.send(type="clock", action="step_until", kind="message_sent")
         try:
             steps.append((await tab.next_frame()) - start)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         await asyncio.sleep(0.1)
     await tab.close()

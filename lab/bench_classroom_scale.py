@@ -22,8 +22,9 @@ import shutil
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from lab.bench import Server, Tab, _p95, _produce_steadily
 from lab.bench_classroom_servers import Workers
@@ -139,7 +140,7 @@ async def _produce(p: Producer, servers: list[Server], workers: Workers, victim:
                 if killed_at and began > killed_at[0] and p.back_at is None:
                     p.back_at = time.perf_counter()
             i += 1
-        except (asyncio.TimeoutError, ConnectionError):
+        except (TimeoutError, ConnectionError):
             await _reconnect(p, servers, workers)
             continue
         await asyncio.sleep(max(0.0, 0.2 - (time.perf_counter() - began)))
@@ -154,7 +155,7 @@ async def _reconnect(p: Producer, servers: list[Server], workers: Workers) -> No
     tab = ModelTab(server, p.session_id, digest_every=1 << 30)
     try:
         await asyncio.wait_for(tab.open(), OPEN_TIMEOUT_S)
-    except (ConnectionError, asyncio.TimeoutError, OSError):
+    except (TimeoutError, ConnectionError, OSError):
         await tab.close()
         await asyncio.sleep(0.2)
         tab.close_code = -1   # try again on the next round

@@ -194,7 +194,7 @@ async def _open_watchers(servers: list[Server], token: str, first: int, count: i
         tab = ModelTab(servers[n % len(servers)], "", path=WATCH_PATH.format(token=token))
         try:
             await tab.open()
-        except (ConnectionError, asyncio.TimeoutError, OSError) as error:
+        except (TimeoutError, ConnectionError, OSError) as error:
             failed.append(f"worker {n % len(servers)}: {str(error) or type(error).__name__}")
             await tab.close()
             return
@@ -218,7 +218,7 @@ async def _demo(teacher: ModelTab, seconds: float) -> None:
                 await teacher.command(*faults[0][1:])
                 faults.pop(0)
             await teacher.command("produce", {"topic": "t", "value": f"r{i}", "acks": 1})
-        except (ConnectionError, asyncio.TimeoutError):
+        except (TimeoutError, ConnectionError):
             await asyncio.sleep(0.2)   # reconnect on the next round
             continue
         i += 1

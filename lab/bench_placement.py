@@ -58,7 +58,7 @@ def _workers(durable: bool) -> Iterator[list[str]]:
 
 
 async def _ack_times(owner_url: str, tab_url: str, commands: int) -> list[float]:
-    from tests.raw_websocket import RawTab, Visitor   # the suite's raw client: no browser needed
+    from tests.raw_websocket import RawTab, Visitor  # the suite's raw client: no browser needed
 
     visitor = Visitor(owner_url)
     session_id = await asyncio.to_thread(visitor.new_session, "bench", 3)

@@ -30,8 +30,8 @@ calls unwind with `Abandoned`) when it throws a cluster away.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from engine.sim.scheduler import Scheduler
 

@@ -19,8 +19,8 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from engine import checkpoint as engine_checkpoint
 from engine.cluster import Cluster

@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 CHUNK_BYTES = 1 << 20
 MAX_BYTES = 32 << 20

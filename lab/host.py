@@ -41,33 +41,54 @@ import shutil
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from typing import Any, Callable
+from typing import Any
 
 from engine import events as ev
-from engine.storage.errors import InvalidConfigError
 from engine.cluster import Cluster, ClusterError
 from engine.replication.fetcher import TRUNCATION_MODES
 from engine.scenarios.runner import STEPS, run_step, step_command
 from engine.scenarios.schema import StepArgumentError, check_step
 from engine.sim import budget as call_budget
 from engine.sim.budget import BudgetExceeded, CallBudget
+from engine.storage.errors import InvalidConfigError
 from lab import snapshot as snap
 from lab.blocking import BlockingCommands, RunningCommand, may_block
 from lab.checkpoints import CheckpointStore
 from lab.history import History
-from lab.host_types import (_ACTED, _WAIT, ACTIONS_BUDGET_SETTING, BUDGET_EXCEEDED, CATCH_UP_WORK_MS,
-                            CHECKPOINT_CHECK_EVERY, CLOCK_STEPS, DISK_USAGE_TTL_S, ENGINE_ERRORS, MAX_EVENTS_PER_CALL,
-                            MAX_MARKS, MAX_SPEED, MIN_SPEED, STEP_UNTIL_MAX_MS, VIRTUAL_BUDGET_SETTING,
-                            WALL_BUDGET_SETTING, CallBudgets, CommandRecord, Events, HostError, Journal, Shape,
-                            _describe, _Withdrawn)
+from lab.host_types import (
+    _ACTED,
+    _WAIT,
+    ACTIONS_BUDGET_SETTING,
+    BUDGET_EXCEEDED,
+    CATCH_UP_WORK_MS,
+    CHECKPOINT_CHECK_EVERY,
+    CLOCK_STEPS,
+    DISK_USAGE_TTL_S,
+    ENGINE_ERRORS,
+    MAX_EVENTS_PER_CALL,
+    MAX_MARKS,
+    MAX_SPEED,
+    MIN_SPEED,
+    STEP_UNTIL_MAX_MS,
+    VIRTUAL_BUDGET_SETTING,
+    WALL_BUDGET_SETTING,
+    CallBudgets,
+    CommandRecord,
+    Events,
+    HostError,
+    Journal,
+    Shape,
+    _describe,
+    _Withdrawn,
+)
 from lab.limits import LimitExceeded, Limits, RecordRate, check_command
 from lab.model import ModelTracker
 from lab.scenario_play import ScenarioPlayback, _describe_step, _ScriptStep, shape_of_scenario
 from lab.series import Series
 from lab.snapshot import event_json
-from lab.time_travel import TimeTravel, _Discarded, _discard, _next_run_number
+from lab.time_travel import TimeTravel, _discard, _Discarded, _next_run_number
 
 __all__ = ["CallBudgets", "CommandRecord", "Events", "HostError", "Journal", "SessionHost", "Shape",
            "shape_of_scenario"]

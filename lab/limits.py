@@ -13,13 +13,14 @@ settings' bounds, the internal topics' partitions under the cap), before anythin
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
-from engine.storage.errors import InvalidConfigError
 from engine.cluster import MAX_BROKERS, Cluster, split_config
 from engine.replication.fetcher import TRUNCATION_MODES
 from engine.scenarios.schema import StepArgumentError, check_cluster
+from engine.storage.errors import InvalidConfigError
 from lab.host_types import Shape
 
 # Kafka's internal topics whose partition count a session's config sets: each is bounded by the

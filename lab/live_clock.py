@@ -80,7 +80,7 @@ class LiveClock:
             if delay > 0:
                 try:
                     await asyncio.wait_for(self._wake.wait(), delay)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
 
     async def _round(self, due: list[LiveSession]) -> None:

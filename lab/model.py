@@ -37,10 +37,10 @@ from __future__ import annotations
 from typing import Any
 
 from engine import events as ev
-from engine.storage.log import Log
 from engine.cluster import Cluster
 from engine.groups.describe import describe_groups
 from engine.replication.controller import partition_path
+from engine.storage.log import Log
 from engine.timers import pending_timers
 from lab.truncations import TruncationJournal
 

@@ -39,16 +39,16 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from lab import journal_checks
-from lab import fairness
+from lab import fairness, journal_checks
 from lab.host import CommandRecord, Events, HostError, Journal, SessionHost, Shape
 from lab.limits import Limits
 from lab.live_clock import live_clock
@@ -1011,7 +1011,7 @@ class Registry:
                 if session_id not in self._loading:
                     self._owners.pop(session_id, None)
             if settings.KAFKA_LAB_PLACEMENT and release:
-                from lab import workers   # placement only: lab.workers imports this module
+                from lab import workers  # placement only: lab.workers imports this module
                 await asyncio.to_thread(journal_writer.flush)
                 await workers.released(session_id)
 

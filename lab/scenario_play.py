@@ -18,8 +18,21 @@ from typing import Any
 from engine import events as ev
 from engine.scenarios.runner import ScenarioError, step_command, validate
 from engine.sim.budget import BudgetExceeded
-from lab.host_types import (_ACTED, _MOVED, _WAIT, BUDGET_EXCEEDED, CLOCK_STEPS, ENGINE_ERRORS, MAX_SCENARIO_STEPS,
-                            CommandRecord, Events, HostError, Shape, _describe, _Withdrawn)
+from lab.host_types import (
+    _ACTED,
+    _MOVED,
+    _WAIT,
+    BUDGET_EXCEEDED,
+    CLOCK_STEPS,
+    ENGINE_ERRORS,
+    MAX_SCENARIO_STEPS,
+    CommandRecord,
+    Events,
+    HostError,
+    Shape,
+    _describe,
+    _Withdrawn,
+)
 
 
 @dataclass

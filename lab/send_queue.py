@@ -310,7 +310,7 @@ def _find_transport(obj: Any, depth: int, seen: set[int]) -> Any:
 
 def _filled(cell: Any) -> bool:
     try:
-        cell.cell_contents
+        cell.cell_contents  # noqa: B018 - reading an empty cell raises ValueError, which is the test
     except ValueError:
         return False
     return True

@@ -11,10 +11,10 @@ from dataclasses import fields
 from typing import Any
 
 from engine import events as ev
-from engine.storage.log import Log
 from engine.cluster import Cluster
 from engine.groups.describe import describe_groups
 from engine.replication.controller import partition_path
+from engine.storage.log import Log
 
 RECORDS_PER_REPLICA = 200
 

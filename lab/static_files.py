@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.exceptions import SuspiciousOperation
-from django.http import Http404
 from django.core.handlers.exception import response_for_exception
+from django.http import Http404
 
 
 class StaticFilesHandler(ASGIStaticFilesHandler):

@@ -20,7 +20,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import wraps
 from pathlib import Path
 from typing import Any
@@ -32,21 +32,20 @@ from django.shortcuts import render
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET
 
-from lab.owners import owner_key
-
-from engine.storage import record_batch as rb
 from engine.broker.broker import HW_CHECKPOINT, LOG_START_CHECKPOINT, RECOVERY_CHECKPOINT
+from engine.cluster import EPOCH_MS, Cluster, ClusterError
+from engine.events import EVENT_TYPES
+from engine.scenarios.runner import BUILTIN_DIR, ScenarioError, builtin_names, load_scenario
+from engine.storage import checkpoints
+from engine.storage import record_batch as rb
 from engine.storage.errors import OffsetOutOfRangeError
 from engine.storage.index import OFFSET_ENTRY, TIME_ENTRY
 from engine.storage.segment import filename_prefix
-from engine.cluster import EPOCH_MS, Cluster, ClusterError
-from engine.events import EVENT_TYPES
-from engine.storage import checkpoints
-from engine.scenarios.runner import BUILTIN_DIR, ScenarioError, builtin_names, load_scenario
 from engine.tools import dump_log
 from lab import registry
 from lab.language import in_page_language
 from lab.models import LabSession
+from lab.owners import owner_key
 
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 PLOTLY_VERSION = plotly.__version__
@@ -448,7 +447,7 @@ def _parse_timestamp(raw: str) -> int:
     except ValueError:
         raise PanelError(f"timestamp must be epoch milliseconds or a date-time like 2023-11-14T22:13:20, not {raw!r}") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)
 
 
@@ -459,7 +458,7 @@ def _text(data: bytes | None) -> str | None:
 def _record_row(partition: int, record: rb.Record) -> dict:
     return {
         "partition": partition, "offset": record.offset, "timestamp": record.timestamp,
-        "time": datetime.fromtimestamp(record.timestamp / 1000, tz=timezone.utc).isoformat(timespec="milliseconds"),
+        "time": datetime.fromtimestamp(record.timestamp / 1000, tz=UTC).isoformat(timespec="milliseconds"),
         "virtual_ms": record.timestamp - EPOCH_MS,
         "key": _text(record.key), "value": _text(record.value),
         "headers": [{"key": h.key, "value": _text(h.value)} for h in record.headers],

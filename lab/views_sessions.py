@@ -26,12 +26,12 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 import lab
-from engine.storage.errors import InvalidConfigError
 from engine.cluster import MAX_BROKERS, Cluster, ClusterError
 from engine.scenarios import schema
 from engine.scenarios.runner import ScenarioError, builtin_names, load_scenario
 from engine.sim import budget as call_budget
 from engine.sim.budget import BudgetExceeded, CallBudget
+from engine.storage.errors import InvalidConfigError
 from lab.consumers import CLOSE_DELETED
 from lab.fairness import too_many_sessions_created
 from lab.host import Shape

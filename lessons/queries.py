@@ -32,8 +32,9 @@ unless `"internal": true`. Pure Python over `engine.cluster.Cluster`: no Django.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from engine import events as ev
 

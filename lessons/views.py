@@ -12,8 +12,6 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-
-from lab.owners import owner_key
 from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
@@ -21,6 +19,7 @@ from django.views.decorators.http import require_POST
 from lab.fairness import too_many_sessions_created
 from lab.language import content_language
 from lab.models import LabSession
+from lab.owners import owner_key
 from lab.scenario_play import shape_of_scenario
 from lab.views_sessions import STEP_BOUNDS, _context, _visitor_key
 from lessons import catalog, text

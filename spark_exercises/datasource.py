@@ -30,8 +30,8 @@ import http.client
 import json
 import os
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow

@@ -34,12 +34,18 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 import lab
-from spark_exercises.gradebook_csv import csv_safe
-from spark_exercises.grader import GradeError, grade_notebook, sandbox
-from spark_exercises.grader.exercises import (PUBLIC_FILES, Exercise, ExerciseError, exercise_of, find_exercise,
-                                              list_exercises)
 from lab.owners import submission_visitor
 from lab.workers import worker_name
+from spark_exercises.gradebook_csv import csv_safe
+from spark_exercises.grader import GradeError, grade_notebook, sandbox
+from spark_exercises.grader.exercises import (
+    PUBLIC_FILES,
+    Exercise,
+    ExerciseError,
+    exercise_of,
+    find_exercise,
+    list_exercises,
+)
 from spark_exercises.models import Submission
 
 MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024

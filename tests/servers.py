@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
 from lab.local_services import postgres_url
 from lab.serve import free_port, wait_for_port
 

@@ -14,7 +14,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m engine.bench", description=__doc__)
     sub = parser.add_subparsers(dest="bench", required=True)
     for name, module in BENCHES.items():
-        p = sub.add_parser(name, help=module.__doc__.strip().splitlines()[0])
+        p = sub.add_parser(name, help=(module.__doc__ or name).strip().splitlines()[0])
         module.add_arguments(p)
         p.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)

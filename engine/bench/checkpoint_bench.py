@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from engine import checkpoint
 from engine.cluster import Cluster

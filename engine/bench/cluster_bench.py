@@ -18,9 +18,9 @@ import shutil
 import tempfile
 import time
 
+from engine.cluster import Cluster
 from engine.storage import record_batch as rb
 from engine.storage.log import Log
-from engine.cluster import Cluster
 
 IN_FLIGHT = 5
 BATCH_BYTES = 16 * 1024
@@ -68,7 +68,8 @@ def _produce_run(data_dir: str, payload: list, batches: int, rf: int, acks: int)
     cluster.create_topic("bench", 1, rf, replica_assignment=[[1, 2, 3][:rf]])
     cluster.run_until_idle()
     started = time.perf_counter()
-    sent, waiting = 0, []
+    sent = 0
+    waiting: list = []
     while sent < batches or waiting:
         while sent < batches and len(waiting) < IN_FLIGHT:
             waiting.append(cluster.produce_batch("bench", 0, payload, acks=acks))
@@ -90,12 +91,16 @@ def _latency(data_dir: str, samples: int) -> tuple[list[float], list[float]]:
     cluster.create_topic("latency", 1, 3, replica_assignment=[[1, 2, 3]])
     cluster.run_until_idle()
     leader = cluster.brokers[1].partitions[("latency", 0)]
-    wall, virtual = [], []
-    for i in range(samples):
+    wall: list[float] = []
+    virtual: list[float] = []
+    for _ in range(samples):
         target = leader.log_end_offset + 1
         started, started_virtual = time.perf_counter(), cluster.now_ms
         cluster.produce("latency", None, b"x" * 100, partition=0, acks=-1)
-        if not cluster.scheduler.run(stop=lambda: leader.high_watermark >= target):
+        def replicated(target: int = target) -> bool:
+            return leader.high_watermark >= target
+
+        if not cluster.scheduler.run(stop=replicated):
             raise AssertionError(f"the high watermark never reached {target}")
         cluster.bus.drain()   # Cluster.step's bookkeeping: the bus keeps events until drained
         wall.append((time.perf_counter() - started) * 1000)

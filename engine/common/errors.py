@@ -178,6 +178,15 @@ class Errors(StrEnum):
         """The error with Kafka's `code` (Errors.forCode): UNKNOWN_SERVER_ERROR for a code Kafka does not know."""
         return _BY_CODE.get(code, cls.UNKNOWN_SERVER_ERROR)
 
+    @classmethod
+    def named(cls, name: str) -> Errors:
+        """The member called `name` (or `name` itself, a member); ValueError for a name Kafka does not have,
+        so a typo cannot pass. (`Errors(name)` does the same at run time; this spelling type-checks.)"""
+        try:
+            return cls[name]
+        except KeyError:
+            raise ValueError(f"{name!r} is not one of Kafka's error names") from None
+
 
 _BY_CODE = {error.code: error for error in Errors if error.code is not None}
 
@@ -196,12 +205,12 @@ class KafkaError(Exception):
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if "error" in cls.__dict__:
-            cls.kafka_name = Errors(cls.error).value
+            cls.kafka_name = Errors.named(cls.error).value
         elif "kafka_name" in cls.__dict__:
-            cls.error = Errors(cls.kafka_name)
+            cls.error = Errors.named(cls.kafka_name)
 
     def __init__(self, *args: object, error: Errors | str | None = None) -> None:
         super().__init__(*args)
         if error is not None:
-            self.error = Errors(error)   # ValueError for a name Kafka does not have: a typo must not pass
+            self.error = Errors.named(error)   # ValueError for a name Kafka does not have: a typo must not pass
             self.kafka_name = self.error.value

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engine.groups.consumer_protocol import decode_assignment
 from engine.groups import group as g
+from engine.groups.consumer_protocol import decode_assignment
 from engine.groups.coordinator import GroupCoordinator, coordinator_for
 from engine.groups.coordinator_partition import coordinator_partition
 from engine.groups.offsets_topic import OFFSETS_TOPIC

@@ -20,8 +20,8 @@ any other transition is a bug and raises. This module holds state only — the c
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from engine.common.errors import Errors
 from engine.common.hashing import JavaHashSetOrder, java_hashmap_order, java_string_hashcode

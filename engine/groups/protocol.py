@@ -3,9 +3,9 @@
 Only the fields the lab uses are kept (see Kafka's FindCoordinatorRequest.json, JoinGroupRequest.json,
 SyncGroupRequest.json, HeartbeatRequest.json, LeaveGroupRequest.json, OffsetCommitRequest.json,
 OffsetFetchRequest.json, ListOffsetsRequest.json and their responses). Errors travel as Kafka's
-error names ("NONE", "REBALANCE_IN_PROGRESS", ...: engine.common.errors.Errors, a str). Protocol metadata (a member's subscription)
-and assignments travel as the bytes of Kafka's ConsumerProtocol (see consumer_protocol.py), the
-coordinator never looks inside them, as in Kafka.
+error names ("NONE", "REBALANCE_IN_PROGRESS", ...: engine.common.errors.Errors, a str). Protocol
+metadata (a member's subscription) and assignments travel as the bytes of Kafka's ConsumerProtocol
+(see consumer_protocol.py), the coordinator never looks inside them, as in Kafka.
 """
 from __future__ import annotations
 

@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
 def _summary(result: dict) -> str:
     lines = [f"scenario {result['name']}: {result['events']} events, {result['time_ms']} ms of virtual time"]
     for b in result["brokers"]:
-        lines.append(f"  broker {b['id']}: {'up' if b['alive'] else 'DOWN'}{' (controller)' if b['controller'] else ''}")
+        role = " (controller)" if b["controller"] else ""
+        lines.append(f"  broker {b['id']}: {'up' if b['alive'] else 'DOWN'}{role}")
     for p in result["partitions"]:
         lines.append(f"  {p['topic']}-{p['partition']}: leader {p['leader']} epoch {p['leader_epoch']} "
                      f"isr {p['isr']} HW {p['high_watermark']}")

@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from engine import events as ev
-from engine.storage.errors import InvalidConfigError
 from engine.cluster import Cluster, ClusterError, split_config
 from engine.common.errors import KafkaError
-from engine.scenarios.schema import StepArgumentError, check_cluster, check_step, is_internal_topic
-from engine.topic_pattern import TopicPattern
 from engine.common.topics import collision_warning
+from engine.scenarios.schema import StepArgumentError, check_cluster, check_step, is_internal_topic
+from engine.storage.errors import InvalidConfigError
+from engine.topic_pattern import TopicPattern
 
 Warnings = list[str]
 Step = Callable[[Cluster, dict, int], "Warnings | None"]

@@ -23,20 +23,22 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from engine.broker.broker import CRASH_MODES
 from engine.clients.consumer_app import COMMIT_MODES
-from engine.topic_pattern import PatternError, TopicPattern
 from engine.clients.consumer_state import ASSIGNOR_CLASSES
 from engine.clients.sinks import SINK_KINDS
 from engine.cluster import MAX_BROKERS
+from engine.common.errors import Errors, KafkaError
+from engine.common.topics import LEGAL as LEGAL_TOPIC
+from engine.common.topics import MAX_NAME_LENGTH as MAX_TOPIC_LENGTH
 from engine.events import EVENT_TYPES, event_fields
 from engine.groups.assignors import ASSIGNORS
 from engine.replication.fetcher import TRUNCATION_MODES
-from engine.common.errors import Errors, KafkaError
-from engine.common.topics import LEGAL as LEGAL_TOPIC, MAX_NAME_LENGTH as MAX_TOPIC_LENGTH
+from engine.topic_pattern import PatternError, TopicPattern
 
 MAX_WAIT_MS = 600_000            # every timeout and wait: ten virtual minutes, as step_until
 MAX_DELAY_MS = 60_000            # slow_broker: a minute of extra network delay is already a dead link
@@ -375,9 +377,9 @@ SCHEMAS: dict[str, StepSchema] = {
        needs=(("config", "producer", "the settings are a named producer's"),
               ("flush", "producer", "only a named producer holds records back"))),
     "kill_broker": StepSchema((
-        _whole("broker", 1, MAX_BROKERS), Field("leader_of", "text", min_length=3, max_length=260,
-                                                pattern=TOPIC_PARTITION, pattern_words="characters of a topic-partition "
-                                                                                      "like \"t-0\""),
+        _whole("broker", 1, MAX_BROKERS),
+        Field("leader_of", "text", min_length=3, max_length=260, pattern=TOPIC_PARTITION,
+              pattern_words="characters of a topic-partition like \"t-0\""),
         Field("controller", "choice", choices=(True,)), CRASH_MODE,
     ), one_of=(("broker", "leader_of", "controller"),)),
     "kill_controller": StepSchema((CRASH_MODE,)),

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable
 
 WALL_CHECK_EVERY = 16   # actions between two looks at the wall clock (a look costs ~50 ns; an action ~5 µs)
 

@@ -11,8 +11,8 @@ or *background* (a recurring timer: checkpoints, ISR expiry checks, an idle fetc
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from engine.sim import budget as _budget
 

@@ -28,7 +28,7 @@ data raises CorruptRecordError; compressed batches are decompressed in Python ei
 from __future__ import annotations
 
 import pyarrow as pa
-from crc32c import crc32c   # engine.storage.crc's backend, called directly: one C call per batch
+from crc32c import crc32c  # engine.storage.crc's backend, called directly: one C call per batch
 
 from engine.storage import record_batch as rb
 from engine.storage.record_batch import BytesLike, CorruptRecordError

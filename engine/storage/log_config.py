@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from engine.storage.errors import InvalidConfigError
 from engine.common.config_values import field_kind, parse_config_value
+from engine.storage.errors import InvalidConfigError
 
 # Kafka's defaults (storage/.../log/LogConfig.java, ServerLogConfigs.java).
 DEFAULT_SEGMENT_BYTES = 1024 * 1024 * 1024

@@ -33,8 +33,15 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from engine.storage import record_batch as rb
-from engine.storage.index import (OFFSET_ENTRY, OFFSET_ENTRY_SIZE, TIME_ENTRY, TIME_ENTRY_SIZE, CorruptIndexError,
-                                 OffsetIndex, TimeIndex)
+from engine.storage.index import (
+    OFFSET_ENTRY,
+    OFFSET_ENTRY_SIZE,
+    TIME_ENTRY,
+    TIME_ENTRY_SIZE,
+    CorruptIndexError,
+    OffsetIndex,
+    TimeIndex,
+)
 
 INT32_MAX = 2**31 - 1                     # --max-bytes default (Integer.MAX_VALUE)
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024

@@ -7,8 +7,7 @@ from django.core.management import call_command
 
 from classroom.models import Cohort, Invitation
 from classroom.roles import ADMIN, LEARNER, role_of
-from tests.classroom.accounts_helpers import (admin, cohort, fast_passwords, fresh_counts,  # noqa: F401
-                                              instructor, learner, signed_in)
+from tests.classroom.accounts_helpers import admin, cohort, fast_passwords, fresh_counts, instructor, learner, signed_in  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 PAGES = ["cohort", "membership", "invitation", "broadcast", "playlist"]

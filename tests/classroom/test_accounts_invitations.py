@@ -12,8 +12,16 @@ from pytest_django.fixtures import Settings
 
 from classroom.models import Invitation, Membership
 from classroom.roles import ADMIN, INSTRUCTOR, LEARNER, role_of
-from tests.classroom.accounts_helpers import (PASSWORD, admin, cohort, fast_passwords,  # noqa: F401
-                                              fresh_counts, instructor, learner, signed_in)
+from tests.classroom.accounts_helpers import (  # noqa: F401
+    PASSWORD,
+    admin,
+    cohort,
+    fast_passwords,
+    fresh_counts,
+    instructor,
+    learner,
+    signed_in,
+)
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,16 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from tests.classroom.accounts_helpers import (PASSWORD, admin, cohort, fast_passwords,  # noqa: F401
-                                              fresh_counts, instructor, learner, signed_in)
+from tests.classroom.accounts_helpers import (  # noqa: F401
+    PASSWORD,
+    admin,
+    cohort,
+    fast_passwords,
+    fresh_counts,
+    instructor,
+    learner,
+    signed_in,
+)
 
 pytestmark = pytest.mark.django_db
 NEW = "An0ther-long-secret"

@@ -25,7 +25,7 @@ async def texts_until_quiet(tab: RawTab, quiet_s: float = 1.0) -> list[str]:
     while True:
         try:
             message = await tab.receive(timeout=quiet_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return out
         out.append("<close>" if message.opcode == OP_CLOSE else message.data.decode())
         if message.opcode == OP_CLOSE:
@@ -61,7 +61,9 @@ def test_a_watcher_on_a_real_daphne_sees_the_instructors_frames_and_is_closed_at
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         out = pool.submit(asyncio.run, scenario()).result()
 
-    frames = lambda texts: [t for t in texts if t != "<close>" and json.loads(t)["type"] in ("events", "state")]
+    def frames(texts: list[str]) -> list[str]:
+        return [t for t in texts if t != "<close>" and json.loads(t)["type"] in ("events", "state")]
+
     assert len(frames(out["lab"])) >= 3 and frames(out["watcher"]) == frames(out["lab"])
     assert out["refused"]["kafka_error"] == "NOT_CONTROLLER" and out["refused"]["id"] == 3
     ended = [json.loads(t) for t in out["end"] if t != "<close>" and json.loads(t)["type"] == "error"]

@@ -9,9 +9,17 @@ import pytest
 from channels.db import database_sync_to_async
 
 from classroom.models import Broadcast
-from tests.classroom.broadcast_helpers import lab_settings  # noqa: F401 (autouse: a data dir per test)
-from tests.classroom.broadcast_helpers import (account, broadcast, cohort_of, cookie_of, lab_path, open_tab,
-                                               run_async, watch_path)
+from tests.classroom.broadcast_helpers import (
+    account,
+    broadcast,
+    cohort_of,
+    cookie_of,
+    lab_path,
+    lab_settings,  # noqa: F401 (autouse: a data dir per test)
+    open_tab,
+    run_async,
+    watch_path,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 TOPIC = {"topic": "t", "partitions": 2, "replication_factor": 3}

@@ -11,10 +11,18 @@ import pytest
 
 from lab.host import CommandRecord, SessionHost
 from lab.models import LabCommand, LabSession
-from lab.registry import MODEL_RECORDS_BUDGET, build_host, journal_writer, registry, shape_of
 from lab.owners import user_key
-from tests.classroom.broadcast_helpers import lab_settings  # noqa: F401 (autouse: a data dir per test)
-from tests.classroom.broadcast_helpers import account, broadcast, cookie_of, lab_path, open_tab, run_async, watch_path
+from lab.registry import MODEL_RECORDS_BUDGET, build_host, journal_writer, registry, shape_of
+from tests.classroom.broadcast_helpers import (
+    account,
+    broadcast,
+    cookie_of,
+    lab_path,
+    lab_settings,  # noqa: F401 (autouse: a data dir per test)
+    open_tab,
+    run_async,
+    watch_path,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 TOPIC = {"topic": "t", "partitions": 2, "replication_factor": 3}

@@ -8,8 +8,7 @@ from django.test import Client
 from django.utils import timezone
 
 from classroom.models import CODE_ALPHABET, Cohort, Membership
-from tests.classroom.accounts_helpers import (admin, cohort, fast_passwords, fresh_counts, instructor,  # noqa: F401
-                                              learner, signed_in)
+from tests.classroom.accounts_helpers import admin, cohort, fast_passwords, fresh_counts, instructor, learner, signed_in  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

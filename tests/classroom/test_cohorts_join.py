@@ -10,8 +10,15 @@ from django.test import Client
 from django.utils import timezone
 
 from classroom.models import Membership
-from tests.classroom.accounts_helpers import (PASSWORD, cohort, fast_passwords, fresh_counts,  # noqa: F401
-                                              instructor, learner, signed_in)
+from tests.classroom.accounts_helpers import (  # noqa: F401
+    PASSWORD,
+    cohort,
+    fast_passwords,
+    fresh_counts,
+    instructor,
+    learner,
+    signed_in,
+)
 
 pytestmark = pytest.mark.django_db
 

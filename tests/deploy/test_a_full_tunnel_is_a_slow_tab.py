@@ -36,7 +36,7 @@ async def _scenario(a_url: str, b_url: str) -> dict[str, Any]:
     while True:   # what the frozen tab gets once it reads again: a resync (`state`) or a close (4408)
         try:
             message = await frozen.receive(20)
-        except (asyncio.TimeoutError, ConnectionError):
+        except (TimeoutError, ConnectionError):
             break
         if message.opcode == OP_CLOSE:
             code = frozen.close_code

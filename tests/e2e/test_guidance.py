@@ -36,7 +36,7 @@ def test_the_failures_card_opens_the_truncation_story_and_its_notes_follow_each_
         page.click("[data-clock=step]")
         expect(scenario).to_have_attribute("data-next-step", str(step))
         expect(note.locator(".note-main")).to_contain_text(f"Step {step} of 18")
-        expect(page.locator("[data-clock=last]")).to_contain_text(f"Step")
+        expect(page.locator("[data-clock=last]")).to_contain_text("Step")
     expect(note.locator(".note-main")).to_contain_text("A dies with m1..m6")
 
     # Broker 1 is down: the page says what it waits for, and for how long.

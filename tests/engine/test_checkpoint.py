@@ -27,11 +27,11 @@ import engine
 from engine import checkpoint
 from engine import events as ev
 from engine.broker.broker import Broker
-from engine.storage.segment import LogSegment
+from engine.clients.consumer_app import PollLoop
 from engine.cluster import Cluster
 from engine.common.errors import KafkaError
-from engine.clients.consumer_app import PollLoop
 from engine.graph_pickle import GraphPickleError
+from engine.storage.segment import LogSegment
 
 BROKERS = 3
 CONFIG = {"offsets.topic.num.partitions": 3, "group.initial.rebalance.delay.ms": 0,
@@ -480,7 +480,7 @@ def _reachable(root: object) -> list[object]:
 
 def _filled(cell: types.CellType) -> bool:
     try:
-        cell.cell_contents
+        cell.cell_contents  # noqa: B018 - reading an empty cell raises ValueError, which is the test
     except ValueError:
         return False
     return True

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from engine import Cluster
-from engine.storage.errors import InvalidConfigError
 from engine.cluster import split_config
 from engine.common.config_values import parse_config_value
+from engine.storage.errors import InvalidConfigError
 
 
 @pytest.mark.parametrize("raw, kind, expected", [("1024", "int", 1024), (7, "int", 7), ("true", "bool", True),

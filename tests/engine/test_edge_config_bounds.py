@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from engine import Cluster
-from engine.storage.errors import InvalidConfigError
-from engine.clients.producer import ProducerConfigError, resolve_config
 from engine.clients.consumer_state import ConsumerConfig
+from engine.clients.producer import ProducerConfigError, resolve_config
 from engine.common.config_values import parse_config_value
+from engine.storage.errors import InvalidConfigError
 
 
 @pytest.mark.parametrize("key, value, message", [

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from engine import Cluster
-from engine.storage import record_batch as rb
-from engine.cluster import EPOCH_MS, ClusterError
 from engine.clients.partitioner import DEFAULT_BATCH_SIZE_BYTES, partition_for_key
+from engine.cluster import EPOCH_MS, ClusterError
 from engine.scenarios.runner import run_scenario
+from engine.storage import record_batch as rb
 
 
 @pytest.fixture

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from engine import Cluster
-from engine.storage import record_batch as rb
 from engine.cluster import ClusterError
 from engine.read_api import list_partitions, read_committed
+from engine.storage import record_batch as rb
 
 
 @pytest.fixture

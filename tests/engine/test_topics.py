@@ -3,8 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from engine.common.topics import (MAX_NAME_LENGTH, InvalidTopicError, check_collision, collision_warning,
-                           validate_topic_name)
+from engine.common.topics import (
+    MAX_NAME_LENGTH,
+    InvalidTopicError,
+    check_collision,
+    collision_warning,
+    validate_topic_name,
+)
 
 WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') "
            "could collide. To avoid issues it is best to use either, but not both.")

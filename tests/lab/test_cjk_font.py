@@ -10,7 +10,7 @@ from lab.tools.cjk_font import OUTPUTS, used_characters
 def test_the_lab_font_covers_every_chinese_character_the_lab_shows() -> None:
     used = used_characters()
     assert len(used) > 100   # the UI is bilingual: there is Chinese to cover
-    for weight, path in OUTPUTS.items():
+    for path in OUTPUTS.values():
         covered = {chr(code) for code in TTFont(str(path))["cmap"].getBestCmap()}
         missing = "".join(sorted(used - covered))
         assert not missing, f"{path.name} lacks {missing!r}: run python -m lab.tools.cjk_font (see its docstring)"

@@ -52,7 +52,7 @@ def test_kip101_data_loss_loses_in_high_watermark_mode_what_leader_epoch_keeps(c
         assert cells == held(result), mode
         lost = acknowledged_lost(result)
         assert f'data-lost-acknowledged="{len(lost)}"' in shown
-        for offset, value in lost:
+        for offset, _value in lost:
             assert f'data-acknowledged-lost="t-0:{offset}"' in shown
     hw, le = runner("kip101-data-loss", "high-watermark", tmp_path / "again"), runner("kip101-data-loss", "leader-epoch", tmp_path / "again")
     assert acknowledged_lost(hw) and not acknowledged_lost(le)            # the story itself

@@ -11,14 +11,21 @@ import asyncio
 import time
 
 import pytest
-from channels.testing import WebsocketCommunicator
 from django.test import Client
 from pytest_django.fixtures import Settings
 
 from lab.fairness import CLOSE_SERVER_FULL, CLOSE_VISITOR_FULL
 from lab.registry import registry
-from tests.lab.test_consumer import WAIT_S, lab_session, opened, run_async, send, tab, visitor
-from tests.lab.test_consumer import lab_settings  # noqa: F401 - autouse: a temp data dir, idle hosts dropped at once
+from tests.lab.test_consumer import (
+    WAIT_S,
+    lab_session,
+    lab_settings,  # noqa: F401 - autouse: a temp data dir, idle hosts dropped at once
+    opened,
+    run_async,
+    send,
+    tab,
+    visitor,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

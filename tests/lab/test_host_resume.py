@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pytest_django.fixtures import Settings
 
-from lab.host import Shape
+from lab.host import HostError, Shape
 from lab.models import LabCommand, LabSession
 from lab.registry import build_host, save_position, session_dir
 
@@ -37,7 +37,7 @@ def test_a_restarted_server_rebuilds_the_same_cluster_from_the_log() -> None:
     host.apply("produce", {"topic": "t", "key": "k", "values": ["a", "b", "c"], "acks": "all"})
     host.step_until("high_watermark_advanced")
     host.apply("pause_fetcher", {"broker": 3})
-    with pytest.raises(Exception):
+    with pytest.raises(HostError):
         host.apply("restart_broker", {"broker": 1})  # a failed command is logged too
     host.play(speed=3)
     host.tick(5000.0)

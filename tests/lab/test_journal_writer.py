@@ -21,7 +21,7 @@ def test_rows_and_positions_of_several_sessions_are_written_in_one_batch() -> No
     journals = {first.pk: DatabaseJournal(first.pk, 1, writer), second.pk: DatabaseJournal(second.pk, 1, writer)}
     args = {"topic": "t", "values": ["é", "ü", None], "headers": {"h": "v"}, "acks": "all"}
     for index in range(3):
-        for session_id, journal in journals.items():
+        for journal in journals.values():
             record = CommandRecord(index, 10 * index, 100 * index, "produce", args, index,
                                    "boom" if index == 2 else None, "NOT_LEADER_OR_FOLLOWER" if index == 2 else None)
             journal.appended(record, step=10 * index + 1, time_ms=100 * index + 5)

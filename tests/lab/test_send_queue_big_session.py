@@ -19,8 +19,14 @@ import pytest
 
 from lab.registry import message, registry
 from lab.send_queue import DAPHNE_MAX_MESSAGE_BYTES
-from tests.lab.test_consumer import lab_session, opened, run_async, until, visitor
-from tests.lab.test_consumer import lab_settings  # noqa: F401 - autouse: a temp data dir
+from tests.lab.test_consumer import (
+    lab_session,
+    lab_settings,  # noqa: F401 - autouse: a temp data dir
+    opened,
+    run_async,
+    until,
+    visitor,
+)
 from tests.raw_websocket import OP_CLOSE, RawTab, Visitor
 from tests.servers import running_daphne
 

@@ -63,7 +63,7 @@ async def _frames_after_resume(tab: RawTab, seconds: float) -> list[dict[str, An
     while time.monotonic() < stop:
         try:
             message = await tab.receive(max(0.1, stop - time.monotonic()))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             break
         if message.opcode == OP_CLOSE:
             break

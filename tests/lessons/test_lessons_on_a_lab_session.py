@@ -43,7 +43,7 @@ def play_on_a_host(lesson: Lesson, root: Path) -> dict:
     return answers
 
 
-@pytest.mark.parametrize("lesson", LESSONS, ids=[f"{l.order:02d}-{l.slug}" for l in LESSONS])
+@pytest.mark.parametrize("lesson", LESSONS, ids=[f"{lesson.order:02d}-{lesson.slug}" for lesson in LESSONS])
 def test_the_lesson_page_and_lessons_check_get_the_same_answers(lesson: Lesson, tmp_path: Path) -> None:
     headless = player.play(lesson, str(tmp_path / "headless")).answers()
     on_a_host = play_on_a_host(lesson, tmp_path / "host")

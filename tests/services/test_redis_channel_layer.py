@@ -55,7 +55,7 @@ def layer(url: str, prefix: str) -> RedisChannelLayer:
 async def _nothing_arrives(on: RedisChannelLayer, channel: str) -> bool:
     try:
         await asyncio.wait_for(on.receive(channel), NOTHING_WITHIN_S)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return True
     return False
 

@@ -88,7 +88,7 @@ def test_only_committed_records_are_read(spark, lab):
 def test_bad_options_fail_at_analysis_with_a_clear_error(spark, lab, options, message):
     _, server = lab
     with pytest.raises(Exception, match=message):
-        reader(spark, server, **options).schema
+        reader(spark, server, **options).schema  # noqa: B018 - reading the schema is what runs the analysis
 
 
 def test_fail_on_data_loss_fails_or_skips_when_retention_deleted_the_start(spark, tmp_path):

@@ -12,7 +12,6 @@ import io
 
 import nbformat
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from spark_exercises import views

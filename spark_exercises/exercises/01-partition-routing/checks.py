@@ -2,8 +2,16 @@
 from __future__ import annotations
 
 from engine.clients.partitioner import partition_for_key
-from spark_exercises.grader.checks import (CORRECT, AnswerError, Question, as_mapping, as_tuples, compare_mappings,
-                                           compare_sets, int_keys)
+from spark_exercises.grader.checks import (
+    CORRECT,
+    AnswerError,
+    Question,
+    as_mapping,
+    as_tuples,
+    compare_mappings,
+    compare_sets,
+    int_keys,
+)
 
 TOPIC = "orders"
 

@@ -32,7 +32,7 @@ def _time(value, name: str) -> dt.datetime:
     except ValueError:
         raise AnswerError(f"`{name}` holds {value!r}, which is not a timestamp") from None
     if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        parsed = parsed.astimezone(dt.UTC).replace(tzinfo=None)
     return parsed
 
 

@@ -1,8 +1,15 @@
 """Hidden checks of exercise 05: latest value per key by offset, tombstones, what compaction keeps."""
 from __future__ import annotations
 
-from spark_exercises.grader.checks import (AnswerError, Question, as_int, as_list, as_mapping, compare_mappings,
-                                           compare_sets)
+from spark_exercises.grader.checks import (
+    AnswerError,
+    Question,
+    as_int,
+    as_list,
+    as_mapping,
+    compare_mappings,
+    compare_sets,
+)
 
 TOPIC = "profiles"
 

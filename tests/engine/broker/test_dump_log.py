@@ -32,7 +32,7 @@ def test_it_prints_batches_and_records_like_kafkas_tool(tmp_path, clock):
     assert lines[3].startswith("| offset: 0 CreateTime: ") and lines[3].endswith("key: k1 payload: hello")
     assert "keySize: -1 valueSize: 5" in lines[4] and lines[4].endswith("payload: world")
     assert lines[6].endswith("key: k2 payload: null")  # a tombstone
-    assert len([l for l in lines if l.startswith("baseOffset")]) == 3
+    assert len([line for line in lines if line.startswith("baseOffset")]) == 3
 
 
 def test_it_prints_offset_and_time_index_entries(tmp_path, clock):

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from engine.storage import record_batch as rb
 from engine.storage.errors import (
-    CorruptRecordAppendError, InvalidConfigError, OffsetOutOfRangeError, RecordTooLargeError)
+    CorruptRecordAppendError,
+    InvalidConfigError,
+    OffsetOutOfRangeError,
+    RecordTooLargeError,
+)
 from engine.storage.log import Log
 
 

@@ -5,9 +5,16 @@ import pytest
 
 from engine.storage import record_batch as rb
 from engine.storage.log import Log
-from engine.storage.producer_state import (INVALID_PRODUCER_EPOCH, NUM_BATCHES_TO_RETAIN,
-                                          OUT_OF_ORDER_SEQUENCE_NUMBER, ProducerStateError, ProducerStateManager,
-                                          batch_headers, increment_sequence, last_sequence_of)
+from engine.storage.producer_state import (
+    INVALID_PRODUCER_EPOCH,
+    NUM_BATCHES_TO_RETAIN,
+    OUT_OF_ORDER_SEQUENCE_NUMBER,
+    ProducerStateError,
+    ProducerStateManager,
+    batch_headers,
+    increment_sequence,
+    last_sequence_of,
+)
 
 T0 = 1_700_000_000_000
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import struct
 import sys
 

@@ -124,7 +124,7 @@ def test_the_recovery_point_tracks_flushes_and_rolls_separately_from_appends(tmp
 
 def test_flush_messages_flushes_every_n_records(tmp_path, clock):
     log = Log(str(tmp_path / "t-0"), {"flush.messages": 3}, clock_ms=clock)
-    for i in range(7):
+    for _ in range(7):
         log.append([(None, b"x")])
     assert log.recovery_point == 6
 

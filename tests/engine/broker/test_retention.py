@@ -15,7 +15,7 @@ def _log(path, clock, **config):
 
 
 def _fill(log, clock, n, *, size=60):
-    for i in range(n):
+    for _ in range(n):
         log.append([(None, b"x" * size)], timestamp_ms=clock())
 
 
@@ -87,7 +87,7 @@ def test_a_trickle_of_traffic_keeps_old_records_long_past_retention(tmp_path, cl
 def test_without_time_rolls_a_quiet_partition_keeps_everything(tmp_path, clock):
     log = _log(tmp_path / "t-0", clock, retention_ms=7 * DAY, segment_bytes=1 << 30,
                segment_ms=10 * 365 * DAY)
-    for day in range(30):
+    for _ in range(30):
         log.append([(None, b"daily")], timestamp_ms=clock())
         clock.advance(DAY)
         assert log.delete_old_segments() == []

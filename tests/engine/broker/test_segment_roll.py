@@ -11,7 +11,7 @@ def _names(path):
 
 def test_segments_are_named_by_their_20_digit_base_offset(tmp_path, clock):
     log = Log(str(tmp_path / "t-0"), {"segment.bytes": 200}, clock_ms=clock)
-    for i in range(6):
+    for _ in range(6):
         log.append([(None, b"x" * 60)])
     names = _names(log.path)
     assert "00000000000000000000.log" in names
@@ -27,7 +27,7 @@ def test_it_rolls_when_the_next_batch_would_pass_segment_bytes(tmp_path, clock):
     events = []
     log._listener = events.append
     sizes = []
-    for i in range(5):
+    for _ in range(5):
         log.append([(None, b"x" * 60)])
         sizes.append(log.active_segment.size)
     for segment in log.segments[:-1]:
@@ -65,7 +65,7 @@ def test_a_full_offset_index_rolls_the_segment(tmp_path, clock):
 
 def test_the_index_is_sparse_one_entry_per_index_interval_bytes(tmp_path, clock):
     log = Log(str(tmp_path / "t-0"), {"index.interval.bytes": 4096}, clock_ms=clock)
-    for i in range(100):
+    for _ in range(100):
         log.append([(None, b"x" * 200)])  # ~270-byte batches
     segment = log.active_segment
     entries = segment.offset_index.all_entries()

@@ -4,10 +4,15 @@ from __future__ import annotations
 import pytest
 
 from engine import Cluster
-from engine.storage.errors import InvalidConfigError
-from engine.clients.consumer_state import (CommitFailedError, ConsumerConfig, IllegalStateError, KafkaClientError,
-                                           NoOffsetForPartitionError)
+from engine.clients.consumer_state import (
+    CommitFailedError,
+    ConsumerConfig,
+    IllegalStateError,
+    KafkaClientError,
+    NoOffsetForPartitionError,
+)
 from engine.groups.assignors import TopicPartition
+from engine.storage.errors import InvalidConfigError
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 

@@ -160,7 +160,7 @@ def test_one_request_holds_at_most_max_request_size_bytes_of_batches(tmp_path):
 
 def test_gzip_batches_are_compressed_on_the_wire(cluster):
     producer = cluster.producer("p", {"compression.type": "gzip", "linger.ms": 100})
-    for i in range(50):
+    for _ in range(50):
         producer.send("t", None, "the same words again and again", partition=0)
     events = []
     cluster.subscribe(events.append)

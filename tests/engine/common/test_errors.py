@@ -12,8 +12,14 @@ import sys
 import kafka.errors
 import pytest
 
-from engine.clients.consumer_state import (CommitFailedError, ConsumerTimeoutError, IllegalStateError, KafkaClientError,
-                                           NoOffsetForPartitionError, RebalanceInProgressError)
+from engine.clients.consumer_state import (
+    CommitFailedError,
+    ConsumerTimeoutError,
+    IllegalStateError,
+    KafkaClientError,
+    NoOffsetForPartitionError,
+    RebalanceInProgressError,
+)
 from engine.clients.producer import ProducerConfigError, ProducerError
 from engine.cluster import ClusterError
 from engine.common.errors import Errors, KafkaError

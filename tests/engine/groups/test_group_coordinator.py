@@ -6,13 +6,23 @@ import pytest
 from engine import Cluster
 from engine.groups import coordinator as gc
 from engine.groups import offsets_topic as ot
+from engine.groups.assignors import TopicPartition
 from engine.groups.consumer_protocol import encode_assignment, encode_subscription
 from engine.groups.coordinator_partition import coordinator_partition
-from engine.groups.assignors import TopicPartition
+from engine.groups.protocol import (
+    FindCoordinatorRequest,
+    HeartbeatRequest,
+    JoinGroupProtocol,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    MemberIdentity,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    SyncGroupAssignment,
+    SyncGroupRequest,
+)
 from engine.node import Node
-from engine.groups.protocol import (FindCoordinatorRequest, HeartbeatRequest, JoinGroupProtocol, JoinGroupRequest,
-                                    LeaveGroupRequest, MemberIdentity, OffsetCommitPartition, OffsetCommitRequest,
-                                    OffsetFetchRequest, SyncGroupAssignment, SyncGroupRequest)
 
 SUB = encode_subscription(["t"])
 

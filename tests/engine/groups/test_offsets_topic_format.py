@@ -6,9 +6,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.groups import offsets_topic as ot
-from engine.groups.consumer_protocol import (decode_assignment, decode_subscription, decode_sticky_user_data,
-                                             encode_assignment, encode_sticky_user_data, encode_subscription)
 from engine.groups.assignors import TopicPartition
+from engine.groups.consumer_protocol import (
+    decode_assignment,
+    decode_sticky_user_data,
+    decode_subscription,
+    encode_assignment,
+    encode_sticky_user_data,
+    encode_subscription,
+)
 
 
 def test_an_offset_commit_key_is_version_1_then_group_topic_partition():

@@ -18,13 +18,13 @@ from engine.groups import coordinator as gc
 from engine.groups import kafka_types as kt
 from engine.groups import offsets_topic as ot
 from engine.groups.coordinator_partition import coordinator_partition
-from engine.node import Node
 from engine.groups.protocol import (
     FindCoordinatorRequest,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetFetchRequest,
 )
+from engine.node import Node
 from engine.protocol import ProducePartitionData, ProduceRequest
 from engine.scenarios.runner import run_step
 from engine.scenarios.schema import check_step

@@ -5,8 +5,14 @@ import os
 
 import pytest
 
-from engine.storage.checkpoints import (CheckpointError, read_epochs, read_offsets, write_atomically,
-                                            write_epochs, write_offsets)
+from engine.storage.checkpoints import (
+    CheckpointError,
+    read_epochs,
+    read_offsets,
+    write_atomically,
+    write_epochs,
+    write_offsets,
+)
 
 
 def test_it_writes_offsets_in_kafkas_offset_checkpoint_format(tmp_path):

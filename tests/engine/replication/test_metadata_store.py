@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.metadata.store import (WATCH_LATENCY_MS, BadVersionError, MetadataStore, NodeExistsError,
-                                               NoNodeError)
+from engine.metadata.store import WATCH_LATENCY_MS, BadVersionError, MetadataStore, NodeExistsError, NoNodeError
 from engine.sim import Scheduler
 
 

@@ -9,15 +9,16 @@ Times are virtual (the events' `time_ms`).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from engine import events as ev
-from engine.cluster import Cluster
 from engine.clients.partitioner import partition_for_key
+from engine.cluster import Cluster
 from engine.groups.describe import consumed, describe_groups
 from engine.scenarios import load_scenario, run_scenario
 from engine.scenarios.runner import STEP_META_KEYS, run_step

@@ -14,12 +14,13 @@ Played step by step as the lesson plays it (test_lesson_scenarios.play: the runn
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
-from engine.cluster import Cluster
 from engine.clients.partitioner import partition_for_key
+from engine.cluster import Cluster
 from engine.groups.describe import consumed, describe_group
 from engine.scenarios import load_scenario, run_scenario
 from tests.engine.scenarios.test_lesson_scenarios import Played, play

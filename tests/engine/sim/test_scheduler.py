@@ -1,7 +1,7 @@
 """The scheduler: one heap of (time, priority, sequence) that makes every run repeatable."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings

@@ -54,7 +54,7 @@ def test_run_takes_the_same_actions_in_the_same_order_as_the_hand_written_loop(s
     for use_run in (False, True):
         scheduler, log = Scheduler(), []
         _workload(scheduler, log, seed)
-        stop = lambda: len(log) >= stop_after  # noqa: E731
+        stop = lambda log=log: len(log) >= stop_after  # noqa: E731
         if use_run:
             stopped = scheduler.run(until_ms, stop, advance=advance)
         else:
