@@ -45,6 +45,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>   /* T_OBJECT_EX, READONLY: the __slots__ members decode_objects fills */
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -748,7 +749,9 @@ typedef struct {
     PyObject *names[MAX_ATTRIBUTES];    /* borrowed from the caller's `fields` */
     int codes[MAX_ATTRIBUTES];
     PyObject *constants[MAX_ATTRIBUTES];
+    Py_ssize_t slots[MAX_ATTRIBUTES];   /* offset of a __slots__ member in the object, or -1 */
     PyObject *header_factory;           /* header_factory(key, value); None: (key, value) tuples */
+    PyObject *timestamp;                /* the last timestamp's int, shared by the records having it */
 } Objects;
 
 static PyObject *
@@ -792,7 +795,13 @@ attribute_value(Objects *o, Py_ssize_t i, const BatchFields *batch, RecordView *
 {
     switch (o->codes[i]) {
     case FIELD_OFFSET: return PyLong_FromLongLong(r->offset);
-    case FIELD_TIMESTAMP: return PyLong_FromLongLong(r->timestamp);
+    case FIELD_TIMESTAMP:   /* a batch's records mostly share one timestamp: one int for them */
+        if (o->timestamp == NULL || PyLong_AsLongLong(o->timestamp) != r->timestamp) {
+            Py_XSETREF(o->timestamp, PyLong_FromLongLong(r->timestamp));
+            if (o->timestamp == NULL)
+                return NULL;
+        }
+        return Py_NewRef(o->timestamp);
     case FIELD_KEY: return nullable_bytes(r->key, r->key_size);
     case FIELD_VALUE: return nullable_bytes(r->value, r->value_size);
     case FIELD_HEADERS: return header_tuple(o, r);
@@ -814,12 +823,21 @@ objects_add(Sink *sink, const BatchFields *batch, RecordView *r)
     int atomic = 1;
     for (Py_ssize_t i = 0; i < o->attribute_count; i++) {
         PyObject *value = attribute_value(o, i, batch, r);
-        int failed = value == NULL || PyObject_GenericSetAttr(record, o->names[i], value) < 0;
-        atomic = atomic && !failed && !PyObject_GC_IsTracked(value);
-        Py_XDECREF(value);
-        if (failed) {
+        if (value == NULL) {
             Py_DECREF(record);
             return -1;
+        }
+        atomic = atomic && !PyObject_GC_IsTracked(value);
+        if (o->slots[i] >= 0) {   /* what the member descriptor's __set__ does, without the lookup */
+            PyObject **slot = (PyObject **)((char *)record + o->slots[i]);
+            Py_XSETREF(*slot, value);
+        } else {
+            int failed = PyObject_GenericSetAttr(record, o->names[i], value) < 0;
+            Py_DECREF(value);
+            if (failed) {
+                Py_DECREF(record);
+                return -1;
+            }
         }
     }
     /* A record holding only atomic values (bytes, ints, str, None, the empty tuple) cannot be
@@ -831,6 +849,19 @@ objects_add(Sink *sink, const BatchFields *batch, RecordView *r)
     int result = PyList_Append(o->list, record);
     Py_DECREF(record);
     return result;
+}
+
+/* Where object.__setattr__(obj, name, v) would store v when the class's attribute `name` is a
+ * writable __slots__ member (a member descriptor of an object field): its offset in the object.
+ * -1 otherwise (a __dict__ attribute, a property...): those go through object.__setattr__. */
+static Py_ssize_t
+slot_offset(PyTypeObject *cls, PyObject *name)
+{
+    PyObject *descr = _PyType_Lookup(cls, name);   /* borrowed; what object.__setattr__ finds */
+    if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type))
+        return -1;
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    return member->type == T_OBJECT_EX && !(member->flags & READONLY) ? member->offset : -1;
 }
 
 /* fields: ((name, code, constant), ...) with code FIELD_* (FIELD_CONSTANT: take `constant`). */
@@ -859,6 +890,7 @@ objects_init(Objects *o, PyTypeObject *cls, PyObject *fields, PyObject *header_f
             PyErr_Format(PyExc_ValueError, "decode_objects: unknown field code %d", o->codes[i]);
             return -1;
         }
+        o->slots[i] = slot_offset(cls, o->names[i]);
     }
     o->no_args = PyTuple_New(0);
     o->list = o->no_args ? PyList_New(0) : NULL;
@@ -885,6 +917,7 @@ decode_objects(PyObject *module, PyObject *args)
         result = Py_NewRef(out.list);
     Py_XDECREF(out.list);
     Py_XDECREF(out.no_args);
+    Py_XDECREF(out.timestamp);
     PyBuffer_Release(&data);
     return result;
 }

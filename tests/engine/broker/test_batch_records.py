@@ -155,6 +155,37 @@ def test_records_of_atomic_values_stay_out_of_the_cyclic_gc_and_records_with_hea
     assert not gc.is_tracked(consumed) and gc.is_tracked(consumed_with_headers)
 
 
+class _Slotted:
+    __slots__ = ("offset", "value", "seen")
+
+
+class _SlottedWithDict(_Slotted):
+    pass
+
+
+class _WithProperty:
+    def __init__(self) -> None:
+        self.seen: list = []
+
+    @property
+    def value(self) -> bytes:
+        return self._value
+
+    @value.setter
+    def value(self, data: bytes) -> None:
+        self._value = data.upper()
+
+
+@pytest.mark.parametrize("cls", [_Slotted, _SlottedWithDict, _WithProperty])
+@pytest.mark.parametrize("decode", DECODERS)
+def test_any_plain_class_gets_its_attributes_as_object_setattr_sets_them(decode, cls) -> None:
+    shape = br.record_shape(cls, {"offset": br.OFFSET, "value": br.VALUE, "seen": br.Constant("yes")})
+    records = decode(encode_batch([(None, b"a"), (None, b"b")], base_offset=4, base_timestamp=T0), *ALL, shape)
+    expected = b"AB" if cls is _WithProperty else b"ab"
+    assert [(type(r), r.offset, r.value, r.seen) for r in records] == [(cls, 4, expected[:1], "yes"),
+                                                                        (cls, 5, expected[1:], "yes")]
+
+
 def test_a_class_with_its_own_new_cannot_be_a_record_shape() -> None:
     class Odd:
         def __new__(cls):
