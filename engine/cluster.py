@@ -146,7 +146,6 @@ class Cluster:
         if on_event is not None:
             self.bus.subscribe(on_event)
         self.random = RandomTree(seed)
-        self._controller_rng = self.random.fork("controller-election")
         self.network = Network(self.scheduler, self.random.fork("network"), self.bus,
                                min_delay_ms=self.cluster_config.network_min_delay_ms,
                                max_delay_ms=self.cluster_config.network_max_delay_ms,
@@ -156,8 +155,6 @@ class Cluster:
         self.store = MetadataStore(self.scheduler)
         # The topic registry is the store's (engine/metadata/zk.py): this is a read-through view of it.
         self.topics = zk.Topics(self.store)
-        self.controller: Controller | None = None
-        self.controller_epoch_seen: dict[int, int] = {}
         self.producers: dict[str, Producer] = {}
         self.consumers: dict[str, Consumer] = {}
         self.apps: dict[str, PollLoop] = {}      # by consumer name: the application last driving that consumer
@@ -167,13 +164,9 @@ class Cluster:
         self.simple_producer = SimpleProducer(self.world, request_timeout_ms=self.broker_config.request_timeout_ms,
                                               leader_of=self.leader_of, available_partitions=self._available_partitions)
         self.produced = self.simple_producer.produced   # Cluster.produce's sends (produced_log.py)
-        self.store.watch("/controller", lambda path: self._on_controller_node_changed())
-        self.store.watch("/brokers/ids", lambda path: self._on_brokers_changed())
-        self.store.watch(zk.TOPICS_PATH, self._on_topic_node_changed, at_once=True)
-        for broker_id in range(1, brokers + 1):
-            broker = Broker(self, broker_id)
-            self.brokers[broker_id] = broker
-            self.network.attach(broker.node, broker.receive)
+        for broker_id in range(1, brokers + 1):   # each attaches to the network and watches the store
+            self.brokers[broker_id] = Broker(self.world, broker_id, self.store, self.broker_config,
+                                             self.cluster_config, self.topic_defaults)
         if restore is not None:
             restore(self)
         for broker in self.brokers.values():
@@ -262,20 +255,12 @@ class Cluster:
         return self.bus.subscribe(callback)
 
     # -- brokers and the controller -------------------------------------------------------------
-    def register_broker(self, broker: Broker) -> None:
-        """The broker's ZooKeeper registration: an ephemeral /brokers/ids/<id> under a new session."""
-        old = broker.session
-        broker.session = self.store.open_session(broker.id)
-        path = f"/brokers/ids/{broker.id}"
-        data = {"host": broker.node, "incarnation": broker.incarnation}
-        if old is not None and self.store.session_alive(old):
-            # Restarted within the session timeout: the old session is closed, the registration
-            # carries on under the new one (the controller sees a re-registration, not a failure).
-            self.store.expire_session_keeping(old, path, broker.session, data)
-        else:
-            self.store.create(path, data, session=broker.session)
-        self.scheduler.cancel(self._session_expiry.pop(broker.id, None))
-        self._schedule_controller_attempt(broker)
+    # Brokers register and elect the controller themselves (Broker.start, Broker._on_controller_change);
+    # these read the outcome.
+    @property
+    def controller(self) -> Controller | None:
+        """The controller, held by its broker from its election until `/controller` goes away."""
+        return next((b.controller for b in self.brokers.values() if b.controller is not None), None)
 
     def registrations(self) -> dict[int, int]:
         """Live broker id -> the incarnation it registered with (its `/brokers/ids` node)."""
@@ -284,37 +269,6 @@ class Cluster:
     @property
     def controller_epoch(self) -> int:
         return zk.controller_epoch(self.store)
-
-    def _schedule_controller_attempt(self, broker: Broker) -> None:
-        delay = self._controller_rng.randint(1, 5)
-        broker.schedule(delay, lambda: self._try_become_controller(broker), "controller election")
-
-    def _try_become_controller(self, broker: Broker) -> None:
-        epoch = zk.elect_controller(self.store, broker.id, broker.session)
-        if epoch is None:
-            return
-        self.controller = Controller(broker, self.store, epoch)
-        self.bus.publish(ev.ControllerElected(broker=broker.id, controller_epoch=epoch))
-        self.controller.on_elected()
-
-    def _on_controller_node_changed(self) -> None:
-        if self.store.exists("/controller"):
-            return
-        if self.controller is not None:
-            self.controller.resign()
-        self.controller = None
-        for broker in self.brokers.values():
-            if broker.alive:
-                self._schedule_controller_attempt(broker)
-
-    def _on_brokers_changed(self) -> None:
-        if self.controller is not None:
-            self.controller.on_brokers_changed()
-
-    def _on_topic_node_changed(self, path: str) -> None:
-        topic = zk.topic_of(path)
-        if topic is not None and self.controller is not None:
-            self.controller.on_topic_change(topic)
 
     def controller_id(self) -> int:
         return zk.controller_id(self.store)
@@ -552,6 +506,8 @@ class Cluster:
         if broker.alive:
             raise ClusterError(f"Broker {broker_id} is already running", "INVALID_REQUEST")
         broker.start(restarted=True)
+        # Its new session replaced the old one: the old one's expiry (kill_broker's timer) is moot.
+        self.scheduler.cancel(self._session_expiry.pop(broker_id, None))
         return self.bus.drain()
 
     def kill_controller(self, mode: str = "process") -> list[ev.Event]:

@@ -1,4 +1,10 @@
-"""A broker: its data dir, its replicas, the requests it answers, its timers.
+"""A broker: its data dir, its replicas, the requests it answers, its timers, its controller role.
+
+One process on the simulated network (a `Node` of engine/node.py: its incarnation, timers,
+requests and answers), which knows the rest of the cluster only through that network and the
+metadata store (engine/metadata/zk.py) — never through the `Cluster` facade. In Kafka's terms it is
+KafkaServer (start-up, registration in ZooKeeper, the controller election), KafkaApis (the request
+table) and ReplicaManager (produce, fetch, delayed fetches, LeaderAndIsr) in one class.
 
 Data dir layout (one per broker), as Kafka's log dir:
     broker-1/t-0/00000000000000000000.log …     one directory per replica
@@ -7,6 +13,12 @@ Data dir layout (one per broker), as Kafka's log dir:
     broker-1/recovery-point-offset-checkpoint     recovery points, written every 60 s
     broker-1/log-start-offset-checkpoint
     broker-1/.kafka_cleanshutdown                 present only after a clean shutdown
+
+On start it registers (`/brokers/ids/<id>`, KafkaZkClient.registerBroker) and runs for controller
+after a seeded 1-5 ms; every broker runs again when `/controller` goes away (KafkaController's
+ControllerChange handler). The winner holds a `Controller` (engine/replication/controller.py)
+until `/controller` goes: then it resigns. The controller epoch a broker has seen is its own
+(`controller_epoch_seen`, LeaderAndIsr requests of an older controller are refused).
 
 The broker answers Produce, Fetch (from followers and consumers), ListOffsets and
 OffsetsForLeaderEpoch as a leader, Metadata, FindCoordinator and InitProducerId as any broker,
@@ -24,7 +36,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+import random
+from typing import Any, Callable
 
 from engine import events as ev
 from engine.broker import list_offsets
@@ -41,16 +54,16 @@ from engine.protocol import (EpochEndOffset, FetchPartitionData, FetchRequest, F
                              LeaderAndIsrRequest, LeaderAndIsrResponse, MetadataRequest, MetadataResponse,
                              OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse, PartitionMetadata,
                              InitProducerIdRequest, PartitionState, ProducePartitionResponse, ProduceRequest,
-                             ProduceResponse, RequestEnvelope, ResponseEnvelope, TopicMetadata)
+                             ProduceResponse, RequestEnvelope, TopicMetadata)
 from engine.metadata import zk
+from engine.metadata.store import MetadataStore
+from engine.node import Node, World
+from engine.replication.controller import Controller
 from engine.storage import checkpoints
 from engine.replication.fetcher import ReplicaFetcher
 from engine.storage.leader_epoch_cache import LeaderEpochCache
 from engine.common.topics import is_internal
 from engine.replication.partition import NOT_LEADER, Partition
-
-if TYPE_CHECKING:
-    from engine.cluster import Cluster
 
 PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
@@ -58,6 +71,8 @@ HW_CHECKPOINT = "replication-offset-checkpoint"
 RECOVERY_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
 CRASH_MODES = {"power_loss": "power", "power-loss": "power", "process_crash": "process", "process-crash": "process"}
+# The world's one stream for the brokers' controller-election delays (World.stream).
+CONTROLLER_ELECTION_STREAM = "controller-election"
 
 
 # A request handler: (the sender's node, the request, respond(body, summary=None, *, foreground=True)).
@@ -80,20 +95,32 @@ class DelayedFetch:
 
 
 class Broker:
-    def __init__(self, cluster: Cluster, broker_id: int) -> None:
-        self.cluster = cluster
+    def __init__(self, world: World, broker_id: int, store: MetadataStore, config: Any, cluster_config: Any,
+                 topic_defaults: dict | None = None) -> None:
+        """`config`: the broker's settings (engine.cluster.BrokerConfig, Kafka's names); `cluster_config`:
+        how the lab runs it (ClusterConfig: truncation mode, fsync); `topic_defaults`: its defaults for
+        topic configs (Kafka's log.* broker settings), for the topics it creates itself."""
+        self.world = world
         self.id = broker_id
         self.node = f"broker-{broker_id}"
-        self.data_dir = os.path.join(cluster.data_dir, self.node)
-        self.alive = False
-        self.incarnation = 0
-        self.session: int | None = None
+        self.store = store
+        self.config = config
+        self.cluster_config = cluster_config
+        self.topic_defaults = dict(topic_defaults or {})
+        self.data_dir = os.path.join(world.data_dir, self.node)
+        self._scheduler = world.scheduler
+        # Its process on the network: down until start(), a new incarnation at each start.
+        self.process = Node(world, self.node, on_request=self._on_request, alive=False, incarnation=0)
+        self.session: int | None = None       # its ZooKeeper session
+        self.controller: Controller | None = None
+        # The newest controller epoch this broker has obeyed (ReplicaManager.controllerEpoch, checked
+        # by becomeLeaderOrFollower). In memory, as Kafka's: a restart starts again at 0. (The lab
+        # used to keep it across restarts in the facade; no scenario changes either way.)
+        self.controller_epoch_seen = 0
         self.partitions: dict[tuple[str, int], Partition] = {}
         self.fetchers: dict[int, ReplicaFetcher] = {}
         self.fetchers_paused = False
         self._delayed_fetches: list[DelayedFetch] = []
-        self._pending_responses: dict[int, Callable[[object], None]] = {}
-        self._next_correlation = 0
         # What is physically on disk, fsynced, per replica: the simulation's knowledge of the disk,
         # which outlives an incarnation (a restarted broker's recovery point may be older).
         self.durable_offsets: dict[tuple[str, int], int] = {}
@@ -107,6 +134,9 @@ class Broker:
         self.groups = GroupCoordinator(self)
         self.producer_ids = ProducerIdManager(self)
         self.handlers: dict[type, RequestHandler] = self._request_handlers()
+        store.watch(zk.CONTROLLER_PATH, self._on_controller_change)
+        store.watch(zk.BROKER_IDS_PATH, self._on_brokers_change)
+        store.watch(zk.TOPICS_PATH, self._on_topic_change, at_once=True)
         os.makedirs(self.data_dir, exist_ok=True)
 
     def _request_handlers(self) -> dict[type, RequestHandler]:
@@ -121,54 +151,53 @@ class Broker:
                 InitProducerIdRequest: self.producer_ids.handle,
                 **request_handlers(self.groups)}
 
-    # -- shortcuts to the cluster ---------------------------------------------------------------
+    # -- the world, as its parts see it (engine.node.BrokerContext) -----------------------------
     @property
-    def config(self):
-        return self.cluster.broker_config
+    def name(self) -> str:
+        return self.node
 
     @property
-    def cluster_config(self):
-        return self.cluster.cluster_config
+    def alive(self) -> bool:
+        return self.process.alive
 
     @property
-    def store(self):
-        return self.cluster.store
+    def incarnation(self) -> int:
+        return self.process.incarnation
 
     @property
     def now_ms(self) -> int:
-        return self.cluster.scheduler.now_ms
-
-    def publish(self, event: ev.Event) -> None:
-        self.cluster.bus.publish(event)
-
-    def schedule(self, delay_ms: int, action: Callable[[], None], label: str, *, foreground: bool = True):
-        """Schedule an action of this incarnation: it does nothing if the broker crashed since."""
-        incarnation = self.incarnation
-
-        def run() -> None:
-            if self.alive and self.incarnation == incarnation:
-                action()
-        return self.cluster.scheduler.schedule(delay_ms, run, label=f"{self.node}: {label}", foreground=foreground)
-
-    def cancel(self, entry) -> None:
-        self.cluster.scheduler.cancel(entry)
+        return self._scheduler.now_ms
 
     def record_time_ms(self) -> int:
-        return self.cluster.world.record_time_ms()
+        return self.world.record_time_ms()
 
-    def stream(self, name: str):
+    def publish(self, event: ev.Event) -> None:
+        self.world.bus.publish(event)
+
+    def schedule(self, delay_ms: int, action: Callable[[], None], label: str, *, foreground: bool = True) -> Any:
+        """Schedule an action of this incarnation: it does nothing if the broker crashed since."""
+        return self.process.schedule(delay_ms, action, label, foreground=foreground)
+
+    def cancel(self, entry: Any) -> None:
+        self._scheduler.cancel(entry)
+
+    def rng(self, name: str) -> random.Random:
+        return self.process.rng(name)
+
+    def stream(self, name: str) -> random.Random:
         """The cluster's one seeded stream of this name (World.stream)."""
-        return self.cluster.world.stream(name)
+        return self.world.stream(name)
 
     def is_broker_registered(self, broker_id: int) -> bool:
-        return self.store.exists(f"/brokers/ids/{broker_id}")
+        return self.store.exists(zk.broker_path(broker_id))
 
     # -- life cycle -------------------------------------------------------------------------
     def start(self, *, restarted: bool = False) -> None:
-        self.alive = True
+        self.process.incarnation += 1     # the next incarnation (a crash or shutdown ended the last)
+        self.process.come_up()
         self.offline_replicas = {}
-        self.incarnation += 1
         self.fetchers_paused = False
+        self.controller_epoch_seen = 0
         self.groups = GroupCoordinator(self)
         self.producer_ids = ProducerIdManager(self)
         self.handlers = self._request_handlers()
@@ -176,10 +205,18 @@ class Broker:
         if clean:
             os.remove(os.path.join(self.data_dir, CLEAN_SHUTDOWN_FILE))
         recovered = self._load_partitions(clean)
-        self.cluster.network.set_up(self.node, True)
         self.publish(ev.BrokerStarted(broker=self.id, restarted=restarted, recovered_partitions=recovered))
-        self.cluster.register_broker(self)
+        self._register()
         self._start_timers()
+
+    def _register(self) -> None:
+        """Its ZooKeeper registration, an ephemeral /brokers/ids/<id> under a new session; then it
+        runs for controller."""
+        old = self.session
+        self.session = self.store.open_session(self.id)
+        zk.register_broker(self.store, self.id, {"host": self.node, "incarnation": self.incarnation},
+                           self.session, old)
+        self._schedule_controller_attempt()
 
     def _load_partitions(self, clean_shutdown: bool) -> list[dict]:
         hws = checkpoints.read_offsets(os.path.join(self.data_dir, HW_CHECKPOINT))
@@ -216,8 +253,8 @@ class Broker:
             self._publish_log_event(topic, p, event)
         log = Log(path, zk.log_config(topic_config), recovery_point=recovery_point,
                   log_start_offset=log_start_offset, high_watermark=high_watermark,
-                  clock_ms=self.cluster.record_clock, fsync=self.cluster.cluster_config.fsync, listener=listener)
-        cache = LeaderEpochCache(path, fsync=self.cluster.cluster_config.fsync)
+                  clock_ms=self.world.record_time_ms, fsync=self.cluster_config.fsync, listener=listener)
+        cache = LeaderEpochCache(path, fsync=self.cluster_config.fsync)
         partition = Partition(self, topic, p, log, cache,
                               min_insync_replicas=int(topic_config.get("min.insync.replicas",
                                                                        self.config.min_insync_replicas)))
@@ -251,9 +288,7 @@ class Broker:
         mode = CRASH_MODES.get(mode, mode)
         if mode not in ("process", "power"):
             raise ValueError(f"crash mode must be 'process' or 'power', not {mode!r}")
-        self.alive = False
-        self.incarnation += 1
-        self.cluster.network.set_up(self.node, False)
+        self.process.go_down()
         for fetcher in self.fetchers.values():
             fetcher.stop()
         self.fetchers.clear()
@@ -267,7 +302,6 @@ class Broker:
                                             durable_offset=self.durable_offsets.get(key, 0))
         self.partitions.clear()
         self._delayed_fetches.clear()
-        self._pending_responses.clear()
         self.publish(ev.BrokerCrashed(broker=self.id, mode=mode))
 
     def shutdown(self) -> None:
@@ -286,9 +320,7 @@ class Broker:
         with open(os.path.join(self.data_dir, CLEAN_SHUTDOWN_FILE), "w"):
             pass
         self.partitions.clear()
-        self.alive = False
-        self.incarnation += 1
-        self.cluster.network.set_up(self.node, False)
+        self.process.go_down()
 
     # -- timers -----------------------------------------------------------------------------
     def _start_timers(self) -> None:
@@ -308,7 +340,7 @@ class Broker:
     def _write_checkpoints(self, publish: bool = True) -> None:
         hws = {key: p.high_watermark for key, p in self.partitions.items()}
         checkpoints.write_offsets(os.path.join(self.data_dir, HW_CHECKPOINT), hws,
-                                  fsync=self.cluster.cluster_config.fsync)
+                                  fsync=self.cluster_config.fsync)
         self.checkpoint_written_ms[HW_CHECKPOINT] = self.now_ms
         if publish:
             self.publish(ev.CheckpointWritten(broker=self.id, file=HW_CHECKPOINT,
@@ -317,7 +349,7 @@ class Broker:
     def _write_recovery_checkpoints(self, publish: bool = True, closed: bool = False) -> None:
         points = {key: (p.log.log_end_offset if closed else p.log.recovery_point) for key, p in self.partitions.items()}
         starts = {key: p.log.log_start_offset for key, p in self.partitions.items()}
-        fsync = self.cluster.cluster_config.fsync
+        fsync = self.cluster_config.fsync
         checkpoints.write_offsets(os.path.join(self.data_dir, RECOVERY_CHECKPOINT), points, fsync=fsync)
         checkpoints.write_offsets(os.path.join(self.data_dir, LOG_START_CHECKPOINT), starts, fsync=fsync)
         self.checkpoint_written_ms[RECOVERY_CHECKPOINT] = self.checkpoint_written_ms[LOG_START_CHECKPOINT] = self.now_ms
@@ -330,7 +362,7 @@ class Broker:
             partition.maybe_shrink_isr()
 
     def _run_retention(self) -> None:
-        now = self.cluster.record_clock()
+        now = self.world.record_time_ms()
         for partition in self.partitions.values():
             partition.log.delete_old_segments(now)
             partition.epoch_cache.truncate_from_start(partition.log.log_start_offset)
@@ -343,29 +375,13 @@ class Broker:
     # -- networking -------------------------------------------------------------------------
     def send_to_broker(self, broker_id: int, request: object, summary: dict, *, foreground: bool,
                        on_response: Callable[[object], None]) -> None:
-        self._next_correlation += 1
-        correlation = self._next_correlation
-        self._pending_responses[correlation] = on_response
-        self.cluster.network.send(self.node, f"broker-{broker_id}",
-                                  RequestEnvelope(correlation, request, self.incarnation), summary, foreground=foreground)
+        """A request to another broker; no time-out (the controller's and the fetchers' channels
+        re-send on their own schedule)."""
+        self.process.send(f"broker-{broker_id}", request, on_response, summary=summary, foreground=foreground)
 
-    def receive(self, src: str, message: object) -> None:
-        if not self.alive:
-            return
-        if isinstance(message, ResponseEnvelope):
-            if message.incarnation != self.incarnation:
-                return
-            callback = self._pending_responses.pop(message.correlation, None)
-            if callback is not None:
-                callback(message.body)
-            return
-        envelope = message if isinstance(message, RequestEnvelope) else RequestEnvelope(0, message, 0)
-
+    def _on_request(self, src: str, envelope: RequestEnvelope) -> None:
         def respond(body: object, summary: dict | None = None, *, foreground: bool = True) -> None:
-            if self.alive:
-                self.cluster.network.send(self.node, src,
-                                          ResponseEnvelope(envelope.correlation, body, envelope.incarnation),
-                                          summary or {}, foreground=foreground)
+            self.process.respond(src, envelope, body, summary, foreground=foreground)
         handler = self.handlers.get(type(envelope.body))
         if handler is None:
             name = type(envelope.body).__name__
@@ -397,7 +413,7 @@ class Broker:
         (and gets COORDINATOR_NOT_AVAILABLE)."""
         if request.key_type != 0:
             answer = FindCoordinatorResponse(Errors.INVALID_REQUEST)
-        elif not ensure_offsets_topic(self.cluster.world, self.store, self.config, self.cluster.topic_defaults):
+        elif not ensure_offsets_topic(self.world, self.store, self.config, self.topic_defaults):
             answer = FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE)
         else:
             p = coordinator_partition(request.key, zk.partition_count(self.store, OFFSETS_TOPIC))
@@ -536,9 +552,9 @@ class Broker:
 
     def _apply_leader_and_isr(self, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
         errors = {}
-        if request.controller_epoch < self.cluster.controller_epoch_seen.get(self.id, 0):
-            return LeaderAndIsrResponse(self.id, {"*": "STALE_CONTROLLER_EPOCH"})
-        self.cluster.controller_epoch_seen[self.id] = request.controller_epoch
+        if request.controller_epoch < self.controller_epoch_seen:
+            return LeaderAndIsrResponse(self.id, {"*": Errors.STALE_CONTROLLER_EPOCH})
+        self.controller_epoch_seen = request.controller_epoch
         for state in request.partitions:
             key = (state.topic, state.partition)
             partition = self.partitions.get(key) or self._open_partition(key)
@@ -583,6 +599,42 @@ class Broker:
         self.fetchers_paused = False
         for fetcher in self.fetchers.values():
             fetcher.maybe_send()
+
+    # -- the controller election (KafkaController.elect) ----------------------------------------
+    def _schedule_controller_attempt(self) -> None:
+        delay = self.stream(CONTROLLER_ELECTION_STREAM).randint(1, 5)
+        self.schedule(delay, self._try_become_controller, "controller election")
+
+    def _try_become_controller(self) -> None:
+        epoch = zk.elect_controller(self.store, self.id, self.session)
+        if epoch is None:
+            return
+        self.controller = Controller(self, self.store, epoch)
+        self.publish(ev.ControllerElected(broker=self.id, controller_epoch=epoch))
+        self.controller.on_elected()
+
+    def _on_controller_change(self, path: str) -> None:
+        """`/controller` changed: if it is gone, whoever was controller resigns (even a broker that
+        crashed meanwhile: its session just expired) and every running broker runs again."""
+        if self.store.exists(zk.CONTROLLER_PATH):
+            return
+        if self.controller is not None:
+            self.controller.resign()
+            self.controller = None
+        if self.alive:
+            self._schedule_controller_attempt()
+
+    def _on_brokers_change(self, path: str) -> None:
+        if self.controller is not None:
+            self.controller.on_brokers_changed()
+
+    def _on_topic_change(self, path: str) -> None:
+        """A topic's assignment node was written (created, or partitions added): the controller
+        creates the new partitions at once. Like the lab always did, a controller whose broker has
+        crashed still does, until its session expires and `/controller` goes."""
+        topic = zk.topic_of(path)
+        if topic is not None and self.controller is not None:
+            self.controller.on_topic_change(topic)
 
 
 def _as_dict(event: object) -> dict:

@@ -22,7 +22,7 @@ from engine.protocol import (EpochQuery, FetchPartition, FetchRequest, FetchResp
 from engine.storage.leader_epoch_cache import UNDEFINED
 
 if TYPE_CHECKING:
-    from engine.broker.broker import Broker
+    from engine.node import BrokerContext
 
 HIGH_WATERMARK = "high-watermark"
 LEADER_EPOCH = "leader-epoch"
@@ -37,7 +37,7 @@ class FetchState:
 
 
 class ReplicaFetcher:
-    def __init__(self, broker: Broker, leader: int) -> None:
+    def __init__(self, broker: BrokerContext, leader: int) -> None:
         self.broker = broker
         self.leader = leader
         self.states: dict[tuple[str, int], FetchState] = {}

@@ -28,7 +28,7 @@ from engine.storage.leader_epoch_cache import LeaderEpochCache
 from engine.metadata.store import BadVersionError, NoNodeError
 
 if TYPE_CHECKING:
-    from engine.broker.broker import Broker
+    from engine.node import BrokerContext
 
 NOT_LEADER = "NOT_LEADER_OR_FOLLOWER"
 MAX_RECORDS_IN_EVENT = 20
@@ -58,7 +58,7 @@ class AppendResult:
 
 
 class Partition:
-    def __init__(self, broker: Broker, topic: str, partition: int, log: Log, epoch_cache: LeaderEpochCache,
+    def __init__(self, broker: BrokerContext, topic: str, partition: int, log: Log, epoch_cache: LeaderEpochCache,
                  *, min_insync_replicas: int) -> None:
         self.broker = broker
         self.topic = topic
