@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable
 
 from engine import events as ev
 from engine.storage import record_batch as rb
+from engine.storage.batch_records import INT64_MAX, INT64_MIN, RECORD, decode_records
 from engine.storage.errors import KafkaStorageError
 from engine.storage.log import Log
 from engine.storage.producer_state import ProducerStateError, ProducerStateManager, batch_headers, has_producer_id
@@ -288,14 +289,11 @@ class Partition:
         info = self.log.append_batches(records, assign_offsets=False)
         if state is not None:
             state.update(headers)
-        position = 0
         epoch = self.epoch_cache.latest_epoch
-        while position < len(records):
-            header = rb.read_batch_header(records, position)
+        for header in headers:
             if header.partition_leader_epoch > epoch:
                 self.epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
                 epoch = header.partition_leader_epoch
-            position += header.size_in_bytes
         self._publish_append("follower", records, info.first_offset, info.last_offset, epoch)
 
     def update_follower_high_watermark(self, leader_high_watermark: int) -> None:
@@ -357,13 +355,10 @@ class Partition:
         count = last - first + 1
         shown = []
         if count <= MAX_RECORDS_IN_EVENT:
-            position, offset = 0, first
-            while position < len(records):
-                header, decoded = rb.decode_batch(records, position, verify_crc=False)
-                position += header.size_in_bytes
-                for r in decoded:  # a leader's input still has the producer's offsets: use the assigned ones
-                    shown.append({"offset": offset, "key": ev.text(r.key), "value": ev.text(r.value)})
-                    offset += 1
+            decoded = decode_records(records, INT64_MIN, INT64_MAX, RECORD, verify_crc=False, keep_control=True)
+            # A leader's input still has the producer's offsets: the assigned ones count from `first`.
+            shown = [{"offset": offset, "key": ev.text(r.key), "value": ev.text(r.value)}
+                     for offset, r in enumerate(decoded, first)]
         self.broker.publish(ev.RecordsAppended(
             broker=self.broker.id, topic=self.topic, partition=self.partition, role=role,
             base_offset=first, last_offset=last, leader_epoch=epoch,
