@@ -105,13 +105,14 @@ class ProducerBatch:
         """Add the record if it fits (the first record always does); else close the batch."""
         if self.closed:
             return False
-        base_timestamp = self.records[0].timestamp if self.records else record.timestamp
-        size = rb.record_size(record.key, record.value, record.headers, len(self.records),
+        records = self.records
+        base_timestamp = records[0].timestamp if records else record.timestamp
+        size = rb.record_size(record.key, record.value, record.headers, len(records),
                               record.timestamp - base_timestamp)
-        if self.records and self.size_in_bytes + size > self.capacity:
+        if records and self.size_in_bytes + size > self.capacity:
             self.closed = True
             return False
-        self.records.append(record)
+        records.append(record)
         self.size_in_bytes += size
         return True
 
