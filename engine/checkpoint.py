@@ -16,8 +16,7 @@ A checkpoint is a directory:
     <checkpoint>/engine.pickle     the object graph (engine.graph_pickle), zlib-compressed: the
                                    Cluster and all it reaches — scheduler heap and its pending
                                    closures, RNG states, brokers, logs, network in flight, metadata
-                                   store, coordinators, clients, the event counter — and the
-                                   engine's side tables
+                                   store, coordinators, clients, the event counter
     <checkpoint>/data/…            the data dir's files in one flat directory (their relative
                                    paths encoded in the names: a tree of partition dirs costs a
                                    directory block each, more than the links in them), and in
@@ -140,8 +139,7 @@ def take(cluster: Cluster, into_dir: str) -> Checkpoint:
 
 def _take(cluster: Cluster, into_dir: str) -> Checkpoint:
     sync_index_files(cluster)
-    state = graph_pickle.dumps({"cluster": cluster, "side_tables": graph_pickle.side_entries(cluster)},
-                               cluster.data_dir)
+    state = graph_pickle.dumps({"cluster": cluster}, cluster.data_dir)
     with open(os.path.join(into_dir, STATE_FILE), "wb") as f:
         f.write(zlib.compress(state, 1))   # level 1: a graph shrinks about 4×, in a few ms
     layout: dict[str, str | int] = {}
@@ -211,7 +209,6 @@ def _restore(checkpoint: Checkpoint, data_dir: str, exclusive: bool = False) -> 
     _restore_files(checkpoint, data_dir, exclusive)
     with open(os.path.join(checkpoint.path, STATE_FILE), "rb") as f:
         graph = graph_pickle.loads(zlib.decompress(f.read()), data_dir)
-    graph_pickle.put_back(graph["side_tables"])
     return graph["cluster"]
 
 

@@ -7,8 +7,7 @@ rules, which are the invariants a restored graph keeps:
 
 - *Functions by value, globals by reference.* A nested function or lambda is pickled as its code
   (marshal), its closure cells (shared cells stay shared), defaults and attributes; restored, it
-  runs on its defining module's real globals — never a copy of them — so module-level registries
-  (`REQUEST_HANDLERS`, `ROLE_CHANGE_LISTENERS`, …) are the live ones. Module-level functions,
+  runs on its defining module's real globals — never a copy of them. Module-level functions,
   methods and classes go by reference, as pickle does them. Marshalled code is only valid for this
   Python and this engine source: engine.checkpoint fingerprints both and refuses a mismatch.
 - *Paths are relative to the data dir.* Every file path the engine keeps (PATH_FIELDS) is stored
@@ -18,10 +17,10 @@ rules, which are the invariants a restored graph keeps:
   indexes) and reopen by path; anything else that holds one fails to pickle, loudly.
 - *Not the host's hooks.* Event-bus subscribers and the scheduler's `yield_step` belong to
   whoever drives the engine and are left out (HOST_FIELDS); the restorer attaches its own.
-- *Side tables included.* State other modules keep per cluster, broker, producer or consumer in
-  module-level weak dicts (the group coordinators, producer-id blocks) is carried beside the
-  cluster and put back under the restored objects. (Consumer apps and sinks are the facade's own
-  attributes, `Cluster.apps` and `Cluster.sinks`, and travel with it.)
+- *The graph is all there is.* The engine keeps no state in module-level tables keyed by its
+  objects: what a broker, a client or the cluster owns is an attribute of it (a broker's group
+  coordinator and producer-id block, the cluster's consumer apps and sinks) and travels with the
+  graph. `side_tables()` finds any module-level weak dict, for the test that there is none.
 """
 from __future__ import annotations
 
@@ -224,9 +223,10 @@ def _set_state_with_paths(obj: object, state: dict) -> None:
         obj.__dict__.update(state)
 
 
-# -- side tables --------------------------------------------------------------------------------
+# -- side tables (there must be none) -----------------------------------------------------------
 def side_tables() -> list[tuple[str, str, weakref.WeakKeyDictionary]]:
-    """(module, name, table) for every module-level weak dict of the engine's loaded modules."""
+    """(module, name, table) for every module-level weak dict of the engine's loaded modules: state
+    kept beside the graph, which a checkpoint would leave behind."""
     out = []
     for module_name, module in list(sys.modules.items()):
         if module is None or not (module_name == "engine" or module_name.startswith("engine.")):
@@ -237,19 +237,3 @@ def side_tables() -> list[tuple[str, str, weakref.WeakKeyDictionary]]:
     return out
 
 
-def side_entries(cluster: Cluster) -> list[tuple[str, str, object, object]]:
-    """(module, table name, owner, value) for the side-table entries of `cluster`'s objects."""
-    owners = [cluster, *cluster.brokers.values(), *cluster.producers.values(), *cluster.consumers.values()]
-    out = []
-    for module_name, name, table in side_tables():
-        for owner in owners:
-            value = table.get(owner)
-            if value is not None:
-                out.append((module_name, name, owner, value))
-    return out
-
-
-def put_back(entries: list[tuple[str, str, object, object]]) -> None:
-    """Put restored side-table entries into their (live) module tables."""
-    for module_name, name, owner, value in entries:
-        getattr(importlib.import_module(module_name), name)[owner] = value

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from engine.groups import group as g
 from engine.groups.consumer_protocol import decode_assignment
-from engine.groups.coordinator import GroupCoordinator, coordinator_for
+from engine.groups.coordinator import GroupCoordinator
 from engine.groups.coordinator_partition import coordinator_partition
 from engine.groups.offsets_topic import OFFSETS_TOPIC
 
@@ -52,7 +52,7 @@ def _coordinator_of(cluster: Cluster, group: str):
     broker = cluster.brokers.get(leader)
     if broker is None or not broker.alive:
         return leader, p, None
-    coordinator = coordinator_for(broker)
+    coordinator = broker.groups
     return leader, p, coordinator if p in coordinator.loaded else None
 
 
@@ -140,7 +140,7 @@ def group_ids(cluster: Cluster) -> list[str]:
     ids = {c.group_id for c in cluster.consumers.values() if getattr(c, "group_id", None)}
     for broker in cluster.brokers.values():
         if broker.alive:
-            ids.update(coordinator_for(broker).groups)
+            ids.update(broker.groups.groups)
     return sorted(ids)
 
 
