@@ -49,6 +49,15 @@ class ProducedLog:
             if older.popleft().acked:
                 self.acked_left_out += 1
 
+    def forget_answered(self) -> None:
+        """Let go of the older sends answered since (append does it as sends go on; a producer that
+        stops sending after a flush would otherwise hold every send that was in flight). Nothing
+        the log shows changes: they were left out already, and their acknowledgements counted."""
+        older = self._older_unanswered
+        while older and not _waiting(older[0]):
+            if older.popleft().acked:
+                self.acked_left_out += 1
+
     def __len__(self) -> int:
         """Records sent (all of them, kept or not)."""
         return self.sent

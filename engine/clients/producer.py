@@ -357,6 +357,7 @@ class Producer:
             done = self._block_until(lambda: not self.has_pending(), self.now_ms + limit)
         finally:
             self.accumulator.flushes_in_progress -= 1
+        self._records.forget_answered()
         if not done:
             raise ProducerError(f"{self.node}: flush did not complete within {limit} ms")
 

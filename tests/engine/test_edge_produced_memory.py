@@ -80,3 +80,17 @@ def test_a_named_producer_keeps_only_the_newest_sends_and_counts_them_all(tmp_pa
     assert producer.metrics()["records-acknowledged-total"] == 230   # counts the forgotten ones too
     assert producer.send("t", None, "next").record_id == 231   # ids go on counting every send
     cluster.close()
+
+
+def test_a_producer_that_stops_after_a_flush_lets_go_of_the_sends_that_were_in_flight(tmp_path: Path) -> None:
+    # Sent faster than answered, every send past the newest `keep` waited in the older-unanswered
+    # queue; only a later send() used to release the answered ones, so an idle producer held them all.
+    cluster = _cluster(tmp_path)
+    producer = cluster.producer("p", {"acks": "all"})
+    producer._records.keep = 50
+    producer.send_batch("t", [(None, f"m{i}") for i in range(300)])
+    assert len(producer._records._older_unanswered) == 250   # none answered yet
+    producer.flush()
+    assert len(producer._records._older_unanswered) == 0 and len(producer.produced()) == 50
+    assert producer.sent_count() == 300 and producer.metrics()["records-acknowledged-total"] == 300
+    cluster.close()
