@@ -218,13 +218,12 @@ class Log:
 
     def _assign_offsets(self, buf: bytearray, headers: list[rb.BatchHeader], leader_epoch: int | None) -> None:
         next_offset, position = self.log_end_offset, 0
-        log_append_time = self.config.message_timestamp_type == "LogAppendTime"
-        now = self._clock() if log_append_time else None
+        now = self._clock() if self.config.message_timestamp_type == "LogAppendTime" else None
         for i, header in enumerate(headers):
             rb.set_base_offset_in_place(buf, position, next_offset)
             if leader_epoch is not None:
                 rb.set_partition_leader_epoch_in_place(buf, position, leader_epoch)
-            if log_append_time:
+            if now is not None:   # LogAppendTime
                 rb.set_log_append_time_in_place(buf, position, header.size_in_bytes, now)
                 headers[i] = rb.read_batch_header(buf, position)
             else:
@@ -584,7 +583,8 @@ class Log:
         return len(dropped)
 
     def _scan_directory(self) -> list[int]:
-        bases, others = set(), set()
+        bases: set[int] = set()
+        others: set[int] = set()
         for name in os.listdir(self.path):
             full = os.path.join(self.path, name)
             if name.endswith(STRAY_SUFFIXES):
@@ -619,7 +619,8 @@ class Log:
 
 def _producer_batches(records: Iterable) -> Iterable[list]:
     """Group records into lists of about batch.size bytes, as the producer's accumulator would."""
-    chunk, size = [], 0
+    chunk: list = []
+    size = 0
     for record in records:
         if isinstance(record, rb.Record):
             key, value = record.key, record.value

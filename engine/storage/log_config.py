@@ -8,6 +8,7 @@ dict can be handed to every layer.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 from engine.common.config_values import field_kind, parse_config_value
 from engine.storage.errors import InvalidConfigError
@@ -58,7 +59,7 @@ class LogConfig:
             return cls()
         if isinstance(config, LogConfig):
             return config
-        values = {}
+        values: dict[str, Any] = {}   # each parsed to its own field's kind by _parse, which mypy cannot follow
         known = {_kafka_name(f.name): f for f in fields(cls)}
         for key, raw in config.items():
             if key in OTHER_LAYER_KEYS:

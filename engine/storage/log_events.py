@@ -6,6 +6,7 @@ turns these into cluster events. Each is JSON-friendly (ints, strings, lists).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +54,11 @@ class LogFlushed:
     recovery_point: int
 
 
-def event_dict(event: object) -> dict:
+# Everything a Log hands its listener.
+LogEvent = SegmentRolled | SegmentDeleted | LogStartOffsetIncremented | LogTruncated | LogRecovered | LogFlushed
+
+
+def event_dict(event: LogEvent) -> dict[str, Any]:
     """The event as a dict with its kind, for JSON."""
     data = asdict(event)
     data["kind"] = type(event).__name__
