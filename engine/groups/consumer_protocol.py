@@ -25,6 +25,7 @@ given; partitions are grouped by topic in first-seen order, as Java's serializer
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from engine.groups import kafka_types as kt
@@ -68,7 +69,7 @@ def _read_topic_partitions(buf: bytes, position: int) -> tuple[list[TopicPartiti
     return [tp for group in groups for tp in group], position
 
 
-def encode_subscription(topics: list[str], owned_partitions: list[TopicPartition] = (),
+def encode_subscription(topics: list[str], owned_partitions: Iterable[TopicPartition] = (),
                         generation: int = -1, user_data: bytes | None = None) -> bytes:
     return b"".join((
         kt.int16(SUBSCRIPTION_VERSION),

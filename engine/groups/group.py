@@ -197,6 +197,8 @@ class ClassicGroup:
         for name in java_hashmap_order(votes, java_string_hashcode):
             if best is None or votes[name] > votes[best]:
                 best = name
+        if best is None:   # ClassicGroup.selectProtocol refuses too (init_next_generation never asks then)
+            raise IllegalStateTransition(f"cannot select a protocol for the empty group {self.group_id}")
         return best
 
     # -- states -----------------------------------------------------------------------------

@@ -39,6 +39,7 @@ GroupCoordinatorRecordHelpers (value versions 3 and 3).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import overload
 
 from engine.groups import kafka_types as kt
 
@@ -128,6 +129,10 @@ def decode_key(data: bytes) -> Key:
 
 
 # -- values ------------------------------------------------------------------------------------
+@overload
+def encode_value(value: Value) -> bytes: ...
+@overload
+def encode_value(value: None) -> None: ...
 def encode_value(value: Value | None) -> bytes | None:
     """The value bytes; None (a tombstone) stays None."""
     if value is None:
@@ -232,12 +237,12 @@ def describe_record(key_bytes: bytes, value_bytes: bytes | None) -> dict:
     value = decode_value(key, value_bytes)
     if isinstance(key, OffsetCommitKey):
         out = {"type": "offset_commit", "group": key.group, "topic": key.topic, "partition": key.partition}
-        if value is not None:
+        if isinstance(value, OffsetCommitValue):   # decode_value gives an offset key one (or None)
             out.update(offset=value.offset, leader_epoch=value.leader_epoch, metadata=value.metadata,
                        commit_timestamp=value.commit_timestamp)
     else:
         out = {"type": "group_metadata", "group": key.group}
-        if value is not None:
+        if isinstance(value, GroupMetadataValue):
             out.update(generation=value.generation, protocol=value.protocol, leader=value.leader,
                        members=[m.member_id for m in value.members])
     out["tombstone"] = value is None
