@@ -57,6 +57,12 @@ def test_the_default_strategy_list_votes_range():
     assert group.select_protocol() == "range"
 
 
+def test_an_empty_group_has_no_protocol_to_select():
+    # Kafka's ClassicGroup.selectProtocol throws IllegalStateException for a group with no members.
+    with pytest.raises(g.IllegalStateTransition):
+        g.ClassicGroup("gr").select_protocol()
+
+
 def test_the_join_phase_is_over_when_everyone_waits_and_no_id_is_pending():
     group = g.ClassicGroup("gr")
     a, b = member("a-1"), member("b-2")
