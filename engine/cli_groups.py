@@ -9,16 +9,19 @@ run of the same command therefore prints only what is new, as with Kafka.
 from __future__ import annotations
 
 import argparse
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from engine import persistence
 from engine.cluster import Cluster, ClusterError
 from engine.groups.describe import describe_group, group_ids
 
+if TYPE_CHECKING:
+    from engine.clients.consumer_state import ConsumedRecord
+
 IDLE_POLLS = 3
 
 
-def consume_with_group(cluster: Cluster, args: argparse.Namespace) -> list:
+def consume_with_group(cluster: Cluster, args: argparse.Namespace) -> list[ConsumedRecord]:
     if args.topic not in cluster.topics:
         raise ClusterError(f"Topic {args.topic} does not exist", "UNKNOWN_TOPIC_OR_PARTITION")
     consumer = cluster.consumer("console-consumer", {
@@ -26,7 +29,8 @@ def consume_with_group(cluster: Cluster, args: argparse.Namespace) -> list:
         "auto.offset.reset": "earliest" if args.from_beginning else "latest",
         "enable.auto.commit": "false"})
     consumer.subscribe([args.topic])
-    records, idle = [], 0
+    records: list[ConsumedRecord] = []
+    idle = 0
     deadline = cluster.now_ms + args.timeout_ms
     while idle < IDLE_POLLS and cluster.now_ms < deadline:
         batch = consumer.poll(timeout_ms=500)

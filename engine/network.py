@@ -60,7 +60,8 @@ class Network:
     def is_cut(self, a: str, b: str) -> bool:
         return frozenset((a, b)) in self._cut
 
-    def cut_links(self) -> list[tuple[str, str]]:
+    def cut_links(self) -> list[tuple[str, ...]]:
+        """Each cut link's two node names, sorted (one name when a node was cut from itself)."""
         return sorted(tuple(sorted(link)) for link in self._cut)
 
     def slow_ms(self, node: str) -> int:

@@ -75,7 +75,7 @@ class ProducedLog:
             return list(self) == list(other)
         return NotImplemented
 
-    __hash__ = None  # mutable
+    __hash__ = None  # type: ignore[assignment]  # mutable, so unhashable (the data model's idiom; typeshed has no None)
 
     def left_out(self) -> int:
         """Sends no longer kept: answered, and older than the newest `keep`."""

@@ -105,6 +105,7 @@ class ReadApiServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
+        assert isinstance(host, str)   # an AF_INET socket's bound address (typeshed also allows bytes)
         return f"http://{host}:{port}"
 
     def __enter__(self) -> ReadApiServer:

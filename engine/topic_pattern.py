@@ -20,13 +20,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-try:  # Python 3.11+ (re's parser), with the older name before it
-    from re import _constants as _sre
-    from re import _parser as _sre_parse
-except ImportError:  # pragma: no cover
-    import sre_constants as _sre  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+if TYPE_CHECKING:  # typeshed describes re's parser under its older public names only (the same modules)
+    import sre_constants as _sre
+    import sre_parse as _sre_parse
+else:
+    try:  # Python 3.11+ (re's parser), with the older name before it
+        from re import _constants as _sre
+        from re import _parser as _sre_parse
+    except ImportError:  # pragma: no cover
+        import sre_constants as _sre
+        import sre_parse as _sre_parse
 
 MAX_PATTERN_CHARS = 1_000    # as engine.scenarios.schema.MAX_PATTERN
 MAX_STATES = 2_000           # after {m,n} are expanded: bounds the work per character of a name
@@ -70,15 +75,15 @@ class TopicPattern:
         self.work = 0
         self._states: list[_State] = []
         accept = self._add(_State(accept=True))
-        self.start = self._sequence(list(parsed), accept)
+        self.start = self._sequence(list(parsed.data), accept)
 
     def fullmatch(self, name: str) -> bool:
         if self.per_name:
             self.work = 0
         current = self._closure({self.start}, 0, len(name))
         for position, char in enumerate(name):
-            moved = {self._states[s].out for s in current if self._states[s].test is not None
-                     and self._states[s].test(char)}
+            moved = {self._states[s].out for s in current if (test := self._states[s].test) is not None
+                     and test(char)}
             current = self._closure(moved, position + 1, len(name))
             if not current:
                 return False
@@ -134,7 +139,8 @@ class TopicPattern:
                 raise PatternError(f"Pattern {self.pattern!r}: inline flags are not supported here")
             return self._sequence(list(body), follow)
         if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT):   # greedy or lazy: the same for a full match
-            return self._repeat(*av, follow)
+            least, most, body = av
+            return self._repeat(least, most, body, follow)
         if op is _sre.AT and av in (_sre.AT_BEGINNING, _sre.AT_BEGINNING_STRING):
             return self._add(_State(anchor="start", out=follow))
         if op is _sre.AT and av in (_sre.AT_END, _sre.AT_END_STRING):

@@ -89,6 +89,12 @@ class Field:
     pattern_words: str = ""         # the pattern as people read it
     kafka_error: str = "INVALID_REQUEST"
 
+    def element(self) -> Field:
+        """A list's element field (every list field is declared with one)."""
+        if self.item is None:
+            raise TypeError(f"list field {self.name!r} declares no item field")
+        return self.item
+
 
 @dataclass(frozen=True)
 class StepSchema:
@@ -158,8 +164,8 @@ def _check_choice(command: str, f: Field, value: Any) -> Any:
 def _check_list(command: str, f: Field, value: Any) -> list:
     if not isinstance(value, list) or not f.min_length <= len(value) <= f.max_length:
         raise _fail(command, f, value)
-    item = f.item
-    out = []
+    item = f.element()
+    out: list[Any] = []
     for index, element in enumerate(value):
         if element is None and item.nullable:
             out.append(None)
@@ -270,7 +276,7 @@ def _describe_kind(f: Field) -> str:
     if kind == "choice":
         return "one of " + ", ".join(_shown(c) for c in f.choices)
     if kind == "list":
-        noun = _plural(f.item)
+        noun = _plural(f.element())
         return f"a list of {f.min_length} to {f.max_length} {noun}"
     if kind == "config":
         return f"an object of at most {f.max_length} Kafka settings, like {{\"acks\": \"all\"}}"

@@ -78,6 +78,7 @@ class CallBudget:
             raise BudgetExceeded("virtual", f"{self.what} stopped at virtual time {self.virtual_until_ms} ms: going "
                                             f"on would pass its virtual-time budget{self._setting('virtual')}")
         if self.deadline is not None and look_at_clock and self.clock() > self.deadline:
+            assert self.wall_ms is not None   # start() sets a deadline from wall_ms only
             raise BudgetExceeded("wall", f"{self.what} stopped after {self.wall_ms / 1000:g} s of wall-clock time "
                                          f"({self.actions} scheduler actions), its wall-time "
                                          f"budget{self._setting('wall')}")
@@ -145,6 +146,6 @@ def _interrupt_at_shutdown() -> None:
     import concurrent.futures.thread  # noqa: F401 - registers the pool's exit hook before ours
     _at_shutdown.append(True)
     try:
-        threading._register_atexit(interrupt_all)   # the hook concurrent.futures itself uses
+        threading._register_atexit(interrupt_all)  # type: ignore[attr-defined]  # private: what concurrent.futures uses
     except RuntimeError:   # already shutting down
         interrupt_all()
