@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from engine import events as ev
 from engine.clients.accumulator import RecordAccumulator, record_size_upper_bound
@@ -227,6 +227,14 @@ NEEDS_METADATA = "metadata"
 NEEDS_MEMORY = "memory"
 
 
+class _Route(NamedTuple):
+    """What placing a record of a known topic reads from the producer's metadata and clock; fixed
+    while the scheduler does not run, so send_batch() looks it up once for all its records."""
+    count: int                    # the topic's partitions
+    available: Sequence[int]      # those with a leader
+    now_ms: int
+
+
 @dataclass(eq=False)
 class _Waiting:
     """A record send() could not put in the accumulator yet."""
@@ -299,14 +307,22 @@ class Producer:
         node, acks, log, take = self.node, self.config.acks, self._records, self._take
         record_time = self.client.record_time_ms() if timestamp is None else int(timestamp)
         deadline = self.now_ms + self.config.max_block_ms
+        route = self._route(topic)
         out = []
         for key, value in records:
             if isinstance(key, str) or isinstance(value, str):   # text: UTF-8, as send() has it
                 key, value = _utf8(key), _utf8(value)
             record = ProducedRecord(node, log.sent + 1, topic, -1, key, value, record_time, (), tag, acks)
-            take(record, partition, deadline)
+            take(record, partition, deadline, route)
             out.append(record)
         return out
+
+    def _route(self, topic: str) -> _Route | None:
+        """The metadata and clock a record of `topic` is placed with, now; None while the topic is
+        unknown (then each record finds that out in _place, which asks for it)."""
+        metadata = self.sender.metadata
+        count = metadata.partition_count(topic)
+        return None if count is None else _Route(count, metadata.available_partitions(topic), self.now_ms)
 
     def _check_send(self, partition: int | None) -> None:
         if self.closed or self.crashed:
@@ -314,13 +330,14 @@ class Producer:
         if partition is not None and partition < 0:
             raise ProducerError(f"Invalid partition: {partition}", "INVALID_REQUEST")
 
-    def _take(self, record: ProducedRecord, partition: int | None, deadline_ms: int) -> None:
+    def _take(self, record: ProducedRecord, partition: int | None, deadline_ms: int,
+              route: _Route | None = None) -> None:
         """A sent record: into the accumulator now, or to wait behind those already waiting."""
         self._records.append(record)
         if self._waiting:
             self._waiting.append(_Waiting(record, partition, deadline_ms))
             self.sender.wakeup()
-        elif (wait := self._place(record, partition)) is not None:
+        elif (wait := self._place(record, partition, route)) is not None:
             self._waiting.append(_Waiting(record, partition, deadline_ms, needs_metadata=wait == NEEDS_METADATA,
                                           needs_memory=wait == NEEDS_MEMORY))
             self.sender.wakeup()
@@ -439,20 +456,23 @@ class Producer:
     def next_block_deadline(self) -> int | None:
         return self._waiting[0].deadline_ms if self._waiting else None
 
-    def _place(self, record: ProducedRecord, partition: int | None) -> str | None:
+    def _place(self, record: ProducedRecord, partition: int | None, route: _Route | None = None) -> str | None:
         """Partition the record (`partition`: the one send() was given, if any) and append it, or
-        refuse it; NEEDS_METADATA or NEEDS_MEMORY when it must wait instead."""
-        metadata, topic = self.sender.metadata, record.topic
-        count = metadata.partition_count(topic)
-        if count is None:
-            metadata.wanted.add(topic)
-            metadata.need_update = True
-            return NEEDS_METADATA
+        refuse it; NEEDS_METADATA or NEEDS_MEMORY when it must wait instead. `route`: the topic's
+        _route(), if the caller has it already."""
+        topic = record.topic
+        if route is None:
+            route = self._route(topic)
+            if route is None:
+                metadata = self.sender.metadata
+                metadata.wanted.add(topic)
+                metadata.need_update = True
+                return NEEDS_METADATA
+        count, available = route.count, route.available
         config, accumulator = self.config, self.accumulator
         size = record_size_upper_bound(record.key, record.value, record.headers)
         sticky = partition is None and (record.key is None or config.partitioner_ignore_keys)
         partitioner = accumulator.null_key_partitioner(topic) if sticky else None
-        available = metadata.available_partitions(topic) if sticky else ()
         if record.partition < 0:
             if partition is not None and partition >= count:
                 record.partition = partition
@@ -475,7 +495,7 @@ class Producer:
         if accumulator.available_memory < accumulator.new_batch_capacity(record, size) and \
                 not accumulator.fits_open_batch(tp, record):
             return NEEDS_MEMORY
-        self._append(record, tp, count, partitioner, available)
+        self._append(record, tp, route, partitioner)
         return None
 
     def _give_up(self, waiting: _Waiting) -> None:
@@ -490,14 +510,14 @@ class Producer:
                          f"(buffer.memory={self.config.buffer_memory}, available "
                          f"{self.accumulator.available_memory})")
 
-    def _append(self, record: ProducedRecord, tp: tuple[str, int], count: int,
-                partitioner: NullKeyPartitioner | None, available: Sequence[int]) -> None:
+    def _append(self, record: ProducedRecord, tp: tuple[str, int], route: _Route,
+                partitioner: NullKeyPartitioner | None) -> None:
         """Into the accumulator; a record the null-key `partitioner` placed then tells it how many
-        bytes went to its partition (of the `count` the topic has, the `available` ones)."""
-        batch, created, appended = self.accumulator.append(tp, record, self.now_ms)
+        bytes went to its partition (of the topic's partitions, the available ones: `route`)."""
+        batch, created, appended = self.accumulator.append(tp, record, route.now_ms)
         full = batch.is_full()   # `batch` is the partition's last: this is all_batches_full(tp)
         if partitioner is not None:
-            partitioner.on_append(appended, available, count, enable_switch=full)
+            partitioner.on_append(appended, route.available, route.count, enable_switch=full)
         if created or full:
             self.sender.wakeup()
 
