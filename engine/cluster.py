@@ -16,16 +16,13 @@ seed and the same commands give the same events and the same bytes on disk.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from itertools import chain
-from typing import Callable
 
 from engine import events as ev
-from engine.storage import record_batch as rb
 from engine.broker.auto_topic_creation import ensure_offsets_topic
 from engine.broker.broker import CRASH_MODES, Broker
-from engine.storage.errors import InvalidConfigError
-from engine.storage.log_config import LogConfig
 from engine.clients.consumer import Consumer
 from engine.clients.consumer_app import PollLoop
 from engine.clients.lab_client_partitioner import NULL_KEY_PARTITIONERS, STICKY
@@ -34,17 +31,19 @@ from engine.clients.simple_producer import Produced, SimpleProducer
 from engine.clients.sinks import ListSink
 from engine.common.config_values import field_kind, parse_config_value
 from engine.common.errors import Errors, KafkaError
+from engine.common.topics import TopicExistsError, UnknownTopicError, check_collision, validate_topic_name
+from engine.metadata import zk
+from engine.metadata.store import MetadataStore
+from engine.metadata.zk import TopicInfo, partition_path
 from engine.network import Network
 from engine.node import World
 from engine.replication.assignment import assign_replicas
-from engine.metadata import zk
-from engine.metadata.zk import TopicInfo, partition_path
 from engine.replication.controller import Controller
 from engine.replication.fetcher import TRUNCATION_MODES
-from engine.metadata.store import MetadataStore
 from engine.sim import RandomTree, Scheduler
-from engine.common.topics import (TopicExistsError, UnknownTopicError, check_collision,
-                           validate_topic_name)
+from engine.storage import record_batch as rb
+from engine.storage.errors import InvalidConfigError
+from engine.storage.log_config import LogConfig
 
 # Record timestamps are virtual too: the cluster's clock starts at this instant (2023-11-14).
 EPOCH_MS = 1_700_000_000_000

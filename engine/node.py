@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from random import Random
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from engine import events as ev
@@ -46,7 +47,8 @@ class World:
     data_dir: str
     fsync: bool = False            # real fsync on flush (crashes are simulated, so off by default)
     epoch_ms: int = EPOCH_MS
-    _streams: dict[str, random.Random] = field(default_factory=dict, repr=False)
+    # (`Random`, not `random.Random`: inside World the name `random` is the field above.)
+    _streams: dict[str, Random] = field(default_factory=dict, repr=False)
 
     @property
     def now_ms(self) -> int:
@@ -56,7 +58,7 @@ class World:
         """Wall-clock time as records and retention see it: virtual, from `epoch_ms`."""
         return self.epoch_ms + self.scheduler.now_ms
 
-    def stream(self, name: str) -> random.Random:
+    def stream(self, name: str) -> Random:
         """The world's one seeded stream of this name, shared by every node that draws from it
         (the brokers' controller-election delays, replica assignment, group member ids): one
         sequence of numbers, whichever node draws next — unlike `Node.rng`, a fresh fork per call."""
@@ -68,8 +70,10 @@ class World:
 
 class NodeContext(Protocol):
     """What a broker part or a client may ask of the world it runs in. Nothing else."""
-    name: str
-    incarnation: int
+    @property
+    def name(self) -> str: ...
+    @property
+    def incarnation(self) -> int: ...
 
     @property
     def now_ms(self) -> int: ...
@@ -100,6 +104,7 @@ class BrokerContext(NodeContext, Protocol):
     def send_to_broker(self, broker_id: int, request: object, summary: dict, *, foreground: bool,
                        on_response: Callable[[object], None]) -> None: ...
     def complete_delayed_fetches(self, topic: str, partition: int) -> None: ...
+    def stream(self, name: str) -> random.Random: ...     # the world's shared stream (World.stream)
 
 
 class Node:

@@ -34,36 +34,51 @@ and reads its HWs from the checkpoint; its group coordinator and producer-id blo
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass
 import random
-from typing import Any, Callable
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from engine import events as ev
 from engine.broker import list_offsets
 from engine.broker.auto_topic_creation import ensure_offsets_topic
 from engine.broker.producer_ids import ProducerIdManager
 from engine.common.errors import Errors
+from engine.common.topics import is_internal
 from engine.groups.coordinator import GroupCoordinator, request_handlers, response_summary
 from engine.groups.coordinator_partition import coordinator_partition
 from engine.groups.offsets_topic import OFFSETS_TOPIC
 from engine.groups.protocol import FindCoordinatorRequest, FindCoordinatorResponse, ListOffsetsRequest
-from engine.storage import log_events
-from engine.storage.log import Log
-from engine.protocol import (EpochEndOffset, FetchPartitionData, FetchRequest, FetchResponse,
-                             LeaderAndIsrRequest, LeaderAndIsrResponse, MetadataRequest, MetadataResponse,
-                             OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse, PartitionMetadata,
-                             InitProducerIdRequest, PartitionState, ProducePartitionResponse, ProduceRequest,
-                             ProduceResponse, RequestEnvelope, TopicMetadata)
 from engine.metadata import zk
 from engine.metadata.store import MetadataStore
 from engine.node import Node, World
+from engine.protocol import (
+    EpochEndOffset,
+    FetchPartitionData,
+    FetchRequest,
+    FetchResponse,
+    InitProducerIdRequest,
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    MetadataRequest,
+    MetadataResponse,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
+    PartitionMetadata,
+    PartitionState,
+    ProducePartitionResponse,
+    ProduceRequest,
+    ProduceResponse,
+    RequestEnvelope,
+    TopicMetadata,
+)
 from engine.replication.controller import Controller
-from engine.storage import checkpoints
 from engine.replication.fetcher import ReplicaFetcher
-from engine.storage.leader_epoch_cache import LeaderEpochCache
-from engine.common.topics import is_internal
 from engine.replication.partition import NOT_LEADER, Partition
+from engine.storage import checkpoints, log_events
+from engine.storage.leader_epoch_cache import LeaderEpochCache
+from engine.storage.log import Log
 
 PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
@@ -76,7 +91,7 @@ CONTROLLER_ELECTION_STREAM = "controller-election"
 
 
 # A request handler: (the sender's node, the request, respond(body, summary=None, *, foreground=True)).
-RequestHandler = Callable[[str, object, Callable[..., None]], None]
+RequestHandler = Callable[[str, Any, Callable[..., None]], None]
 
 
 @dataclass(slots=True)

@@ -14,11 +14,19 @@ on the log, not a group one: it lives with the broker.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from engine.common.errors import Errors
-from engine.groups.protocol import (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, ListOffsetsPartition,
-                                    ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse)
+from engine.groups.protocol import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    MAX_TIMESTAMP,
+    ListOffsetsPartition,
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+)
 
 if TYPE_CHECKING:
     from engine.replication.partition import Partition
@@ -28,7 +36,8 @@ def offset_for(partition: Partition, query: ListOffsetsPartition, replica_id: in
     """The answer for one partition this broker leads."""
     log = partition.log
     fetchable_end = log.log_end_offset if replica_id >= 0 else partition.high_watermark
-    answer = ListOffsetsPartitionResponse(query.topic, query.partition, Errors.NONE, leader_epoch=partition.leader_epoch)
+    answer = ListOffsetsPartitionResponse(query.topic, query.partition, Errors.NONE,
+                                          leader_epoch=partition.leader_epoch)
     if query.timestamp == EARLIEST_TIMESTAMP:
         answer.offset = log.log_start_offset
     elif query.timestamp == LATEST_TIMESTAMP:

@@ -10,7 +10,8 @@ with epoch 0 (TransactionCoordinator.handleInitProducerId).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from engine import events as ev
 from engine.common.errors import Errors

@@ -26,21 +26,36 @@ Timers run on the broker's incarnation: a crashed broker's coordinator never act
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from engine import events as ev
-from engine.storage import record_batch as rb
 from engine.groups import group as g
 from engine.groups import offsets_topic as ot
 from engine.groups.consumer_protocol import decode_assignment
 from engine.groups.coordinator_partition import coordinator_partition
-from engine.groups.protocol import (UNKNOWN_MEMBER_ID, HeartbeatRequest, HeartbeatResponse, JoinGroupMember,
-                                    JoinGroupRequest, JoinGroupResponse, LeaveGroupMemberResponse,
-                                    LeaveGroupRequest, LeaveGroupResponse, OffsetCommitPartitionResponse,
-                                    OffsetCommitRequest, OffsetCommitResponse, OffsetFetchPartition,
-                                    OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse)
+from engine.groups.protocol import (
+    UNKNOWN_MEMBER_ID,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupMember,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupMemberResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    OffsetCommitPartitionResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetFetchPartition,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
 from engine.metadata import zk
+from engine.storage import record_batch as rb
 
 if TYPE_CHECKING:
     from engine.node import BrokerContext

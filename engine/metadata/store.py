@@ -25,8 +25,8 @@ were created), and a reader can cache what it decoded until the store's `zxid` m
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from engine.sim import Scheduler
 

@@ -18,10 +18,15 @@ Kafka's controller does:
   replica) and ISR — NewPartition -> OnlinePartition in the PartitionStateMachine.
 Every leader change (and, in ZooKeeper mode, every ISR change it makes) bumps the leader epoch.
 It tells brokers with LeaderAndIsr requests over the network.
+
+It hears of topic changes at once (an at-once store watch, engine/metadata/store.py), so a topic's
+partitions exist when the command that created it returns. As the lab always did, a controller
+whose broker crashed still creates them until its session expires and `/controller` goes; it
+no longer reacts to broker changes once its broker is down (`is_active`).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine import events as ev
 from engine.common.config_values import parse_config_value
@@ -161,8 +166,8 @@ class Controller:
         for partition, replicas in enumerate(assignment, start=first_partition):
             alive = [r for r in replicas if r in live]
             leader = alive[0] if alive else -1
-            state = {"leader": leader, "leader_epoch": 0, "isr": alive or list(replicas[:1]),
-                     "replicas": list(replicas), "controller_epoch": self.epoch}
+            state: dict[str, Any] = {"leader": leader, "leader_epoch": 0, "isr": alive or list(replicas[:1]),
+                                     "replicas": list(replicas), "controller_epoch": self.epoch}
             self.store.create(partition_path(topic, partition), state)
             if leader >= 0:
                 self._publish_leader(topic, partition, state, "new topic", -1, False)
@@ -233,7 +238,7 @@ class Controller:
         request = LeaderAndIsrRequest(self.broker_id, self.epoch, states)
         summary = {"partitions": [{"topic": s.topic, "partition": s.partition, "leader": s.leader,
                                    "leader_epoch": s.leader_epoch, "isr": s.isr} for s in states]}
-        answered = []
+        answered: list[object] = []
         sender.send_to_broker(broker_id, request, summary, foreground=True, on_response=answered.append)
         incarnation = self.known.get(broker_id)
 

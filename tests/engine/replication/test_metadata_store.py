@@ -177,3 +177,41 @@ def test_it_registers_afresh_when_the_old_session_no_longer_owns_the_node(zk):
     assert zk.store.get("/brokers/ids/1") == ({"incarnation": 1}, 0)
     zk.store.expire_session(new)
     assert not zk.store.exists("/brokers/ids/1")
+
+
+# -- one delivery per change, at-once watches, creation order, decoded reads ----------------------
+def test_one_change_is_one_scheduled_delivery_to_all_its_watchers_in_registration_order(zk):
+    calls: list[str] = []
+    zk.store.watch("/controller", lambda path: calls.append("first"))
+    zk.store.watch("/controller", lambda path: calls.append("second"))
+    zk.store.create("/controller", {"brokerid": 1})
+    assert zk.scheduler.pending() == 1 and calls == []
+    zk.run()
+    assert calls == ["first", "second"] and zk.scheduler.steps == 1
+
+
+def test_an_at_once_watch_is_told_inside_the_write_and_schedules_nothing(zk):
+    seen: list[tuple[str, bool]] = []
+    zk.store.watch("/brokers/topics", lambda path: seen.append((path, zk.store.exists(path))), at_once=True)
+    zk.store.create("/brokers/topics/t", {"partitions": {}})
+    assert seen == [("/brokers/topics/t", True)] and zk.scheduler.pending() == 0
+
+
+def test_nodes_remember_the_transaction_that_created_them(zk):
+    for name in ("zeta", "alpha"):
+        zk.store.create(f"/brokers/topics/{name}", {})
+    zk.store.set("/brokers/topics/zeta", {"changed": True})
+    assert zk.store.created("/brokers/topics/zeta") < zk.store.created("/brokers/topics/alpha")
+    assert zk.store.zxid == 3
+    with pytest.raises(NoNodeError):
+        zk.store.created("/missing")
+
+
+def test_peek_decodes_once_per_version_and_get_hands_out_a_copy(zk):
+    zk.store.create("/s", {"isr": [1, 2]})
+    assert zk.store.peek("/s") is zk.store.peek("/s")
+    copy, _ = zk.store.get("/s")
+    copy["isr"].append(3)
+    assert zk.store.peek("/s") == {"isr": [1, 2]}
+    zk.store.set("/s", {"isr": [1]})
+    assert zk.store.peek("/s") == {"isr": [1]} and zk.store.peek("/missing") is None
