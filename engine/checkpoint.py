@@ -209,6 +209,8 @@ def _restore(checkpoint: Checkpoint, data_dir: str, exclusive: bool = False) -> 
     _restore_files(checkpoint, data_dir, exclusive)
     with open(os.path.join(checkpoint.path, STATE_FILE), "rb") as f:
         graph = graph_pickle.loads(zlib.decompress(f.read()), data_dir)
+    if not isinstance(graph, dict) or not isinstance(graph.get("cluster"), Cluster):
+        raise CheckpointError(f"{checkpoint.path} holds no cluster")
     return graph["cluster"]
 
 

@@ -90,12 +90,12 @@ class _GraphPickler(pickle.Pickler):
     def __init__(self, file: io.BytesIO, data_dir: str) -> None:
         super().__init__(file, protocol=PROTOCOL)
         self._root = data_dir.rstrip(os.sep)
-        self._by_type = {types.FunctionType: self._reduce_function, types.CodeType: _reduce_code,
-                         types.CellType: _reduce_cell}
+        self._by_type: dict[type, Callable[[Any], Any]] = {
+            types.FunctionType: self._reduce_function, types.CodeType: _reduce_code, types.CellType: _reduce_cell}
         self._by_type.update({cls: self._reduce_with_paths for cls in PATH_FIELDS})
         self._by_type.update({cls: _reduce_without_host_fields for cls in HOST_FIELDS})
 
-    def reducer_override(self, obj: object) -> object:
+    def reducer_override(self, obj: object) -> Any:
         reduce = self._by_type.get(type(obj))
         return NotImplemented if reduce is None else reduce(obj)
 
@@ -126,8 +126,9 @@ class _GraphPickler(pickle.Pickler):
 
 def _plain_reduce(obj: object) -> tuple[Any, tuple, dict]:
     """(constructor, args, a copy of the state dict) of an ordinary instance."""
-    reduced = obj.__reduce_ex__(PROTOCOL)
-    if len(reduced) < 3 or not isinstance(reduced[2], dict) or any(x is not None for x in reduced[3:]):
+    reduced: Any = obj.__reduce_ex__(PROTOCOL)   # a tuple for an instance (a str names a global)
+    if isinstance(reduced, str) or len(reduced) < 3 or not isinstance(reduced[2], dict) \
+            or any(x is not None for x in reduced[3:]):
         raise GraphPickleError(f"{type(obj).__name__} does not pickle as an ordinary instance")
     return reduced[0], reduced[1], dict(reduced[2])
 
