@@ -1,6 +1,6 @@
 /* engine.storage._columnar: the C fast paths of v2 record batches.
  *
- * Four functions, each the fast path of a Python function with identical output (read those
+ * Five functions, each the fast path of a Python function with identical output (read those
  * first: they own the Python API and the pure-Python fallback used when this is not built):
  *
  *   decode(data, first_offset, end_offset, crc32c, decompress) ->
@@ -16,6 +16,9 @@
  *     the leader's walk over an appended batch's records (engine/storage/log_validator.py):
  *     True exactly when its Python walk passes; on False the caller walks in Python for the
  *     error.
+ *   leader_batch_ok(data, max_message_bytes, check_keys, crc32c) -> bool
+ *     a leader's append of one uncompressed batch, every check of log_validator's two passes
+ *     in one call: True exactly when they pass; on False the caller runs them in Python.
  *
  * The byte layout is the one documented in record_batch.py; the constants below mirror it.
  *
@@ -57,6 +60,7 @@
 #define MAGIC_OFFSET 16
 #define CRC_OFFSET 17
 #define ATTRIBUTES_OFFSET 21
+#define LAST_OFFSET_DELTA_OFFSET 23
 #define BASE_TIMESTAMP_OFFSET 27
 #define MAX_TIMESTAMP_OFFSET 35
 #define RECORDS_COUNT_OFFSET 57
@@ -1103,19 +1107,12 @@ peek_varint(const uint8_t *data, Py_ssize_t size, Py_ssize_t *pos, int max_bytes
     return -1;   /* longer than max_bytes */
 }
 
-/* True when `count` records, stepped over by their length prefixes, fill `data` exactly — and,
- * with check_keys, none has a null key: exactly when log_validator's Python walk passes.
- * False for anything else, and the caller walks again in Python for the precise error. */
-static PyObject *
-records_fill(PyObject *module, PyObject *args)
+/* Whether `count` records, stepped over by their length prefixes, fill data[0:size] exactly —
+ * and, with check_keys, none has a null key: exactly when log_validator's Python walk passes. */
+static int
+records_walk_ok(const uint8_t *data, Py_ssize_t size, long long count, int check_keys)
 {
-    Py_buffer view;
-    long long count;
-    int check_keys;
-    if (!PyArg_ParseTuple(args, "y*Lp:records_fill", &view, &count, &check_keys))
-        return NULL;
-    const uint8_t *data = view.buf;
-    Py_ssize_t size = view.len, pos = 0;
+    Py_ssize_t pos = 0;
     int fills = 1;
     for (long long index = 0; fills && index < count; index++) {
         int64_t length = 0, field = 0;
@@ -1134,9 +1131,78 @@ records_fill(PyObject *module, PyObject *args)
                 && field >= 0;
         }
     }
-    fills = fills && pos == size;
+    return fills && pos == size;
+}
+
+/* True when `count` records fill `data` exactly (records_walk_ok). False for anything else, and
+ * the caller walks again in Python for the precise error. */
+static PyObject *
+records_fill(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    long long count;
+    int check_keys;
+    if (!PyArg_ParseTuple(args, "y*Lp:records_fill", &view, &count, &check_keys))
+        return NULL;
+    int fills = records_walk_ok(view.buf, view.len, count, check_keys);
     PyBuffer_Release(&view);
     return PyBool_FromLong(fills);
+}
+
+/* -- leader_batch_ok: a leader's append checked in one call ------------------------------------ */
+
+/* Whether `data` is one whole, uncompressed batch that log_validator.validate_leader_append accepts:
+ * read_batch_header's checks (room for a header, magic 2, batchLength at least a header's), size
+ * within max_message_bytes, exactly one batch filling the buffer, its CRC-32C right (crc32c(view)
+ * -> int), recordsCount positive and equal to lastOffsetDelta + 1, and its records filling it
+ * (records_walk_ok). 0 for anything else — a refusal, several batches, a compressed batch — and
+ * the caller runs the Python checks, which name the refusal (or pass a compressed batch). -1 with
+ * an exception only if crc32c raises. */
+static int
+leader_batch_check(const uint8_t *data, Py_ssize_t length, long long max_message_bytes,
+                   int check_keys, PyObject *crc32c)
+{
+    if (length < RECORD_BATCH_OVERHEAD || data[MAGIC_OFFSET] != MAGIC)
+        return 0;
+    int32_t batch_length = (int32_t)be32(data + BATCH_LENGTH_OFFSET);
+    Py_ssize_t size = LOG_OVERHEAD + (Py_ssize_t)batch_length;
+    if (batch_length < MIN_BATCH_LENGTH || size > max_message_bytes || size != length)
+        return 0;
+    int attributes = (data[ATTRIBUTES_OFFSET] << 8) | data[ATTRIBUTES_OFFSET + 1];
+    int64_t last_offset_delta = (int32_t)be32(data + LAST_OFFSET_DELTA_OFFSET);
+    int64_t records_count = (int32_t)be32(data + RECORDS_COUNT_OFFSET);
+    if ((attributes & COMPRESSION_CODEC_MASK) != 0 || records_count <= 0
+            || records_count != last_offset_delta + 1)
+        return 0;
+    PyObject *view = PyMemoryView_FromMemory((char *)data + ATTRIBUTES_OFFSET,
+                                             size - ATTRIBUTES_OFFSET, PyBUF_READ);
+    if (view == NULL)
+        return -1;
+    PyObject *computed = PyObject_CallOneArg(crc32c, view);
+    Py_DECREF(view);
+    if (computed == NULL)
+        return -1;
+    unsigned long crc = PyLong_AsUnsignedLong(computed);
+    Py_DECREF(computed);
+    if (crc == (unsigned long)-1 && PyErr_Occurred())
+        return -1;
+    if (crc != be32(data + CRC_OFFSET))
+        return 0;
+    return records_walk_ok(data + RECORDS_OFFSET, size - RECORDS_OFFSET, records_count, check_keys);
+}
+
+static PyObject *
+leader_batch_ok(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    long long max_message_bytes;
+    int check_keys;
+    PyObject *crc32c;
+    if (!PyArg_ParseTuple(args, "y*LpO:leader_batch_ok", &view, &max_message_bytes, &check_keys, &crc32c))
+        return NULL;
+    int ok = leader_batch_check(view.buf, view.len, max_message_bytes, check_keys, crc32c);
+    PyBuffer_Release(&view);
+    return ok < 0 ? NULL : PyBool_FromLong(ok);
 }
 
 static PyMethodDef methods[] = {
@@ -1156,6 +1222,10 @@ static PyMethodDef methods[] = {
      "records_fill(data, count, check_keys) -> bool\n\n"
      "Whether count records fill data exactly by their length prefixes (and, with check_keys,\n"
      "none has a null key); see engine/storage/log_validator.py."},
+    {"leader_batch_ok", leader_batch_ok, METH_VARARGS,
+     "leader_batch_ok(data, max_message_bytes, check_keys, crc32c) -> bool\n\n"
+     "Whether data is one uncompressed batch a leader's append accepts; see\n"
+     "engine/storage/log_validator.py (validate_leader_append)."},
     {NULL, NULL, 0, NULL},
 };
 

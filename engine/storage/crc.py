@@ -9,7 +9,6 @@ from crc32c import crc32c as _crc32c
 
 BytesLike = bytes | bytearray | memoryview
 
-
-def crc32c(data: BytesLike, value: int = 0) -> int:
-    """CRC-32C of `data` as an unsigned 32-bit int; pass an earlier result as `value` to go on."""
-    return _crc32c(data, value)
+crc32c = _crc32c
+"""crc32c(data, value=0): CRC-32C of `data` as an unsigned 32-bit int; pass an earlier result as
+`value` to go on. The package's C function itself: a Python wrapper around it cost a call per batch."""

@@ -146,12 +146,13 @@ class OffsetIndex(_IndexFile):
         if self.is_full:
             raise IndexFullError(f"Attempt to append to a full index (size = {self.entries}).")
         rel = offset - self.base_offset
-        if self._relative and (rel <= self._relative[-1] or position <= self._positions[-1]):
+        relative, positions = self._relative, self._positions
+        if relative and (rel <= relative[-1] or position <= positions[-1]):
             raise InvalidOffsetError(f"Attempt to append an offset {offset} to position {self.entries} no larger "
                                      f"than the last offset appended ({self.last_offset}) to {self.path}")
-        self._relative.append(rel)
-        self._positions.append(position)
-        self._writer().write(OFFSET_ENTRY.pack(rel, position))
+        relative.append(rel)
+        positions.append(position)
+        (self._file or self._writer()).write(OFFSET_ENTRY.pack(rel, position))
 
     def truncate_to(self, offset: int) -> None:
         """Drop every entry for an offset >= `offset`."""
@@ -264,20 +265,21 @@ class TimeIndex(_IndexFile):
         if not skip_full_check and self.is_full:
             raise IndexFullError(f"Attempt to append to a full time index (size = {self.entries}).")
         rel = offset - self.base_offset
-        if self._relative and rel < self._relative[-1]:
+        relative, timestamps = self._relative, self._timestamps
+        if relative and rel < relative[-1]:
             raise InvalidOffsetError(
                 f"Attempt to append an offset ({offset}) to slot {self.entries} no larger than the last offset "
-                f"appended ({self.base_offset + self._relative[-1]}) to {self.path}")
-        if self._timestamps and timestamp < self._timestamps[-1]:
+                f"appended ({self.base_offset + relative[-1]}) to {self.path}")
+        if timestamps and timestamp < timestamps[-1]:
             raise InvalidOffsetError(
                 f"Attempt to append a timestamp ({timestamp}) to slot {self.entries} no larger than the last "
-                f"timestamp appended ({self._timestamps[-1]}) to {self.path}")
-        last_timestamp = self._timestamps[-1] if self._timestamps else NO_TIMESTAMP
+                f"timestamp appended ({timestamps[-1]}) to {self.path}")
+        last_timestamp = timestamps[-1] if timestamps else NO_TIMESTAMP
         if timestamp <= last_timestamp:
             return  # only a larger timestamp is indexed; an empty index holds none below NO_TIMESTAMP
-        self._timestamps.append(timestamp)
-        self._relative.append(rel)
-        self._writer().write(TIME_ENTRY.pack(timestamp, rel))
+        timestamps.append(timestamp)
+        relative.append(rel)
+        (self._file or self._writer()).write(TIME_ENTRY.pack(timestamp, rel))
 
     def truncate_to(self, offset: int) -> None:
         rel = offset - self.base_offset

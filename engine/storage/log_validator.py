@@ -24,19 +24,34 @@ producer's), and does not read the offset deltas. Timestamp bounds (`message.tim
 the client-only rules (no control batches, a sequence with a producer id) and the producer-id/
 sequence checks live elsewhere (engine.storage.producer_state) or are not modelled.
 
-The record walk runs in C when engine.storage._columnar is built (`records_fill`, True exactly
-when the Python walk passes); the Python walk then only runs to name a refusal.
+`validate_leader_append` is the leader's entry: both passes. When engine.storage._columnar is
+built, a single uncompressed batch — what a producer sends — is checked by one C call first
+(`leader_batch_ok`: every check of both passes, True exactly when they pass), and otherwise the
+record walk runs in C (`records_fill`, True exactly when the Python walk passes); the Python code
+then only runs to name a refusal (or, for a compressed batch, to decompress it).
 """
 from __future__ import annotations
 
 from engine.storage import record_batch as rb
+from engine.storage.crc import crc32c
 from engine.storage.errors import CorruptRecordAppendError, InvalidRecordError, RecordTooLargeError
 from engine.storage.varint import decode_varint, decode_varlong
 
-try:   # the walk below in C (True exactly when the Python walk passes); None without the extension
+try:   # the checks below in C (True exactly when the Python checks pass); None without the extension
+    from engine.storage._columnar import leader_batch_ok as _leader_batch_ok
     from engine.storage._columnar import records_fill as _records_fill
 except ImportError:
-    _records_fill = None
+    _leader_batch_ok = _records_fill = None
+
+
+def validate_leader_append(buf: bytearray, max_message_bytes: int, *, compacted: bool) -> list[rb.BatchHeader]:
+    """A leader's append checked by both passes (analyze_and_validate_records, then validate_records);
+    the headers of its batches (one, as validate_records requires)."""
+    if _leader_batch_ok is not None and _leader_batch_ok(buf, max_message_bytes, compacted, crc32c):
+        return [rb.read_batch_header(buf)]   # the C call made every check below
+    headers = analyze_and_validate_records(buf, max_message_bytes, increasing_offsets=False)
+    validate_records(buf, headers, compacted=compacted)
+    return headers
 
 
 def analyze_and_validate_records(buf: bytearray, max_message_bytes: int | None, *,
@@ -81,13 +96,14 @@ def validate_records(buf: bytearray, headers: list[rb.BatchHeader], *, compacted
     position = 0
     for header in headers:
         _validate_batch(header, position)
-        data = bytes(buf[position + rb.RECORDS_OFFSET:position + header.size_in_bytes])
-        if header.compression != rb.NONE:
-            try:
-                data = rb.decompress(header.compression, data, position)
-            except rb.CorruptRecordError as exc:
-                raise CorruptRecordAppendError(str(exc)) from None
-        _walk_records(data, header.records_count, position, check_keys=compacted)
+        with memoryview(buf) as view:   # the records in place: an uncompressed batch is walked without a copy
+            data: bytes | memoryview = view[position + rb.RECORDS_OFFSET:position + header.size_in_bytes]
+            if header.compression != rb.NONE:
+                try:
+                    data = rb.decompress(header.compression, bytes(data), position)
+                except rb.CorruptRecordError as exc:
+                    raise CorruptRecordAppendError(str(exc)) from None
+            _walk_records(data, header.records_count, position, check_keys=compacted)
         position += header.size_in_bytes
 
 
@@ -105,13 +121,14 @@ def _validate_batch(header: rb.BatchHeader, position: int) -> None:
             f"{header.records_count} in the batch at byte {position}")
 
 
-def _walk_records(data: bytes, count: int, position: int, *, check_keys: bool) -> None:
+def _walk_records(data: bytes | memoryview, count: int, position: int, *, check_keys: bool) -> None:
     """Step over `count` records by their length prefixes; they must fill `data` exactly.
 
     With `check_keys`, each record's keyLength is read as well (after attributes, timestampDelta
     and offsetDelta): -1, a null key, is refused on a compacted topic."""
     if _records_fill is not None and _records_fill(data, count, check_keys):
         return   # the C walk passed; on False the Python walk below finds and names the error
+    data = bytes(data)
     pos, end = 0, len(data)
     try:
         for index in range(count):

@@ -266,6 +266,10 @@ class BatchHeader(NamedTuple):
 
 # --- Reading headers and walking a log ---------------------------------------------------------
 
+_unpack_header = HEADER_STRUCT.unpack_from
+_new_header = tuple.__new__   # a BatchHeader straight from the unpacked fields (their count is fixed)
+
+
 def read_batch_header(buf: BytesLike, position: int = 0) -> BatchHeader:
     """Decode the header of the batch at `position`.
 
@@ -277,7 +281,7 @@ def read_batch_header(buf: BytesLike, position: int = 0) -> BatchHeader:
         raise CorruptRecordError(
             f"batch at position {position}: {available} bytes remain, fewer than the "
             f"{RECORD_BATCH_OVERHEAD}-byte batch header", position)
-    header = BatchHeader._make(HEADER_STRUCT.unpack_from(buf, position))
+    header = _new_header(BatchHeader, _unpack_header(buf, position))
     if header.magic != MAGIC:
         raise CorruptRecordError(
             f"batch at position {position}: magic {header.magic}, expected {MAGIC}", position)
@@ -295,8 +299,8 @@ def batch_crc_ok(buf: BytesLike, position: int = 0, header: BatchHeader | None =
     end = position + header.size_in_bytes
     if end > len(buf):
         return False
-    with memoryview(buf) as view:
-        return crc32c(view[position + ATTRIBUTES_OFFSET:end]) == header.crc
+    # A view, not a copy; it is released as the call returns (no `with`: a context per batch on the append path).
+    return crc32c(memoryview(buf)[position + ATTRIBUTES_OFFSET:end]) == header.crc
 
 
 def iter_batches(buf: BytesLike, position: int = 0,

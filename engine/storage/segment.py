@@ -156,7 +156,8 @@ class LogSegment:
         for header in batches:  # the earliest batch holding the largest timestamp, as Kafka's LogAppendInfo
             if header.max_timestamp > max_timestamp:
                 max_timestamp, offset_of_max = header.max_timestamp, header.last_offset
-        os.pwrite(self._writable_fd(), data, position)
+        fd = self._fd
+        os.pwrite(self._writable_fd() if fd is None else fd, data, position)
         if position == 0:
             self.rolling_based_timestamp = max_timestamp
         if max_timestamp > self.max_timestamp:
@@ -165,8 +166,9 @@ class LogSegment:
             self.offset_index.append(last, position)
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
             self.bytes_since_last_index_entry = 0
-        self.size = position + len(data)
-        self.bytes_since_last_index_entry += len(data)
+        size = len(data)
+        self.size = position + size
+        self.bytes_since_last_index_entry += size
         self.next_offset = last + 1
 
     def should_roll(self, incoming_size: int, incoming_max_timestamp: int, incoming_last_offset: int,

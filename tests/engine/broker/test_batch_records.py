@@ -14,6 +14,7 @@ from engine.clients.consumer_state import ConsumedRecord
 from engine.storage import batch_records as br
 from engine.storage import record_batch as rb
 from engine.storage.crc import crc32c
+from engine.storage.errors import KafkaStorageError
 from engine.storage.record_batch import CorruptRecordError, encode_batch
 
 T0 = 1_700_000_000_000
@@ -333,3 +334,43 @@ def test_the_c_record_walk_passes_exactly_when_the_python_walk_does(monkeypatch,
     except log_validator.InvalidRecordError:
         python_passes = False
     assert _columnar.records_fill(bytes(records), count, check_keys) is python_passes
+
+
+@needs_extension
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.none() | st.binary(max_size=12), st.none() | st.binary(max_size=300)), min_size=1,
+                max_size=6), st.data())
+def test_the_c_leader_check_passes_exactly_when_both_python_passes_accept_one_uncompressed_batch(
+        monkeypatch, batch, data) -> None:
+    from engine.storage import _columnar, log_validator
+    buf = bytearray(encode_batch(batch, base_timestamp=T0,
+                                 compression=data.draw(st.sampled_from([rb.NONE, rb.GZIP]), label="codec")))
+    if data.draw(st.booleans(), label="spoilt"):
+        buf = _spoilt(buf, batch, data)
+    max_message_bytes = data.draw(st.sampled_from([rb.LOG_OVERHEAD, len(buf) - 1, len(buf), 1 << 20]), label="max")
+    compacted = data.draw(st.booleans(), label="compacted")
+    monkeypatch.setattr(log_validator, "_records_fill", None)   # the Python checks alone
+    monkeypatch.setattr(log_validator, "_leader_batch_ok", None)
+    try:
+        headers = log_validator.validate_leader_append(bytearray(buf), max_message_bytes, compacted=compacted)
+        python_accepts_one_uncompressed_batch = headers[0].compression == rb.NONE
+    except KafkaStorageError:
+        python_accepts_one_uncompressed_batch = False
+    assert _columnar.leader_batch_ok(bytes(buf), max_message_bytes, compacted, crc32c) \
+        is python_accepts_one_uncompressed_batch
+
+
+def _spoilt(buf: bytearray, batch: list, data: st.DataObject) -> bytearray:
+    """A second batch, damaged bytes (with the CRC maybe sealed over them, so that a damaged header field
+    under the CRC — attributes, lastOffsetDelta, recordsCount — or record gets past it) and a cut, each maybe."""
+    if data.draw(st.booleans(), label="a second batch"):
+        buf += encode_batch(batch, base_timestamp=T0)
+    for _ in range(data.draw(st.integers(0, 2), label="damage")):
+        buf[data.draw(st.integers(0, len(buf) - 1), label="at")] = data.draw(st.integers(0, 255), label="byte")
+    size = rb.LOG_OVERHEAD + struct.unpack_from(">i", buf, rb.BATCH_LENGTH_OFFSET)[0]
+    if data.draw(st.booleans(), label="CRC sealed after the damage") and rb.ATTRIBUTES_OFFSET <= size <= len(buf):
+        struct.pack_into(">I", buf, rb.CRC_OFFSET, crc32c(bytes(buf[rb.ATTRIBUTES_OFFSET:size])))
+    if data.draw(st.booleans(), label="cut"):
+        buf = buf[:data.draw(st.integers(0, len(buf)), label="cut at")]
+    return buf
