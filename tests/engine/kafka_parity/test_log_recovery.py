@@ -201,3 +201,25 @@ def test_an_empty_active_segment_reopens_with_an_empty_time_index(tmp_path):
     for i in range(100):
         _append(log, rng.randbytes(100), T0 + i * 10)
     assert log.log_end_offset == 200
+
+
+def test_a_time_index_entry_past_the_log_end_is_rebuilt_when_the_segment_is_loaded(tmp_path):
+    """Mirrors LogLoaderTest.testBogusIndexSegmentsAreRemoved / TimeIndex.sanityCheck: a power loss
+    cut the .log back to nothing, but the .timeindex still holds an entry for an offset the log no
+    longer has. Loading trusts a segment below the recovery point only if its indexes fit it; this
+    one is recovered (the indexes rebuilt), so the next appends index from a clean slate instead
+    of failing on an entry 'larger than the new one' (found by tests/lab/test_model.py, seed 0)."""
+    config = {"index.interval.bytes": 0}
+    log = _open(tmp_path, config)
+    for i in range(4):
+        _append(log, b"v%d" % i, T0 + i)
+    log.close()
+    segment_log = os.path.join(tmp_path, "00000000000000000000.log")
+    os.truncate(segment_log, 0)                        # the power loss: the log's bytes gone
+    reopened = _open(tmp_path, config, recovery_point=0)
+    assert reopened.log_end_offset == 0
+    assert reopened.active_segment.time_index.all_entries() == []
+    for i in range(3):
+        _append(reopened, b"w%d" % i, T0 + 100 + i)
+    reopened.close()                                   # the roll's last entry goes in without complaint
+    assert _open(tmp_path, config, recovery_point=3).active_segment.time_index.all_entries()[-1] == (T0 + 102, 2)
