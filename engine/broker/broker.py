@@ -576,8 +576,10 @@ class Broker:
             if state.leader_epoch < partition.leader_epoch or (
                     state.leader_epoch == partition.leader_epoch and state.partition_epoch < partition.partition_epoch):
                 # Older than what this broker already applied (an ISR change it made itself since,
-                # or a retried request overtaken by a newer one): ignore it.
-                errors[f"{state.topic}-{state.partition}"] = "STALE_LEADER_EPOCH"
+                # or a retried request overtaken by a newer one): ignore it. Kafka's answer for a
+                # partition it ignores this way is STALE_CONTROLLER_EPOCH (ReplicaManager
+                # .becomeLeaderOrFollower); there is no error named STALE_LEADER_EPOCH.
+                errors[f"{state.topic}-{state.partition}"] = Errors.STALE_CONTROLLER_EPOCH
                 continue
             was = partition.role
             if state.leader == self.id:

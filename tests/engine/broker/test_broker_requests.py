@@ -85,3 +85,25 @@ def test_brokers_do_not_share_their_handler_tables(tmp_path):
     assert one.handlers[InitProducerIdRequest].__self__ is one.producer_ids
     assert two.handlers[InitProducerIdRequest].__self__ is two.producer_ids
     cluster.close()
+
+
+def test_a_leader_and_isr_with_an_older_leader_epoch_is_ignored_with_stale_controller_epoch(tmp_path):
+    """ReplicaManager.becomeLeaderOrFollower: a partition whose requested leader epoch is not newer
+    than the one the broker holds is left alone and answered STALE_CONTROLLER_EPOCH (the engine
+    used to answer a name Kafka does not have, STALE_LEADER_EPOCH)."""
+    from engine.protocol import LeaderAndIsrRequest, LeaderAndIsrResponse, PartitionState
+    cluster = Cluster(2, str(tmp_path), seed=3)
+    cluster.create_topic("t", 1, 2)
+    cluster.run_until_idle()
+    broker = cluster.brokers[1]
+    held = broker.partitions[("t", 0)]
+    epoch, leader = held.leader_epoch, held.leader
+    client = Node(cluster.world, "client-raw")
+    stale = PartitionState("t", 0, leader=2 if leader == 1 else 1, leader_epoch=epoch - 1, isr=[1, 2],
+                           replicas=[1, 2])
+    answer = ask(cluster, client, 1, LeaderAndIsrRequest(cluster.controller_id(), broker.controller_epoch_seen,
+                                                         [stale]))
+    assert isinstance(answer, LeaderAndIsrResponse)
+    assert answer.errors == {"t-0": "STALE_CONTROLLER_EPOCH"}
+    assert (held.leader_epoch, held.leader) == (epoch, leader)
+    cluster.close()
