@@ -195,10 +195,6 @@ class Node:
         """The time-outs of the requests still waiting for an answer (those sent with one)."""
         return [timer for _, timer in self._pending.values() if timer is not None and not timer.cancelled]
 
-    def request_timers(self) -> list:
-        """The time-outs of the requests still waiting for an answer (those sent with one)."""
-        return [timer for _, timer in self._pending.values() if timer is not None and not timer.cancelled]
-
     def _receive(self, src: str, message: object) -> None:
         if not self.alive:
             return
