@@ -53,9 +53,10 @@ class ProducedLog:
         """Let go of the older sends answered since (append does it as sends go on; a producer that
         stops sending after a flush would otherwise hold every send that was in flight). Nothing
         the log shows changes: they were left out already, and their acknowledgements counted."""
-        older = self._older_unanswered
-        while older and not _waiting(older[0]):
-            if older.popleft().acked:
+        older = self._older_unanswered   # after a flush, every send it held: _waiting(r) is written out inline
+        while older and not ((head := older[0]).acked is None and head.acks != 0):
+            older.popleft()
+            if head.acked:
                 self.acked_left_out += 1
 
     def __len__(self) -> int:

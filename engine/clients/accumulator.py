@@ -101,20 +101,21 @@ class ProducerBatch:
     def is_full(self) -> bool:
         return self.closed or (bool(self.records) and self.size_in_bytes >= self.capacity)
 
-    def try_append(self, record: ProducedRecord) -> bool:
-        """Add the record if it fits (the first record always does); else close the batch."""
+    def try_append(self, record: ProducedRecord) -> int:
+        """Add the record if it fits (the first record always does): the bytes it added. 0 if it
+        does not fit (the batch is then closed) or the batch was closed."""
         if self.closed:
-            return False
+            return 0
         records = self.records
         base_timestamp = records[0].timestamp if records else record.timestamp
         size = rb.record_size(record.key, record.value, record.headers, len(records),
                               record.timestamp - base_timestamp)
         if records and self.size_in_bytes + size > self.capacity:
             self.closed = True
-            return False
+            return 0
         records.append(record)
         self.size_in_bytes += size
-        return True
+        return size
 
     def waited_ms(self, now_ms: int) -> int:
         return max(0, now_ms - self.last_attempt_ms)
@@ -225,11 +226,11 @@ class RecordAccumulator:
         dq = self.batches.get(tp)
         if dq is None:
             dq = self.batches[tp] = deque()
-        elif dq and not dq[-1].closed:
+        elif dq:
             last = dq[-1]
-            before = last.size_in_bytes
-            if last.try_append(record):
-                return last, False, last.size_in_bytes - before
+            appended = last.try_append(record)   # 0: closed, or closed now
+            if appended:
+                return last, False, appended
         batch = ProducerBatch(tp[0], tp[1], now_ms, self.new_batch_capacity(record))
         batch.try_append(record)
         dq.append(batch)

@@ -44,6 +44,11 @@ from engine.node import Node, World
 from engine.protocol import PartitionMetadata
 from engine.common.errors import Errors, KafkaError
 
+try:   # ProducedRecords of atomic values out of the cyclic GC; None without the C extension
+    from engine.storage._columnar import untrack_atomic as _untrack_atomic
+except ImportError:
+    _untrack_atomic = None
+
 PARTITIONERS = ("sticky", "round-robin")
 COMPRESSION_TYPES = ("none", "gzip")
 MAX_IN_FLIGHT_FOR_IDEMPOTENCE = 5
@@ -182,9 +187,16 @@ def _idempotence(values: dict, explicit: bool, warnings: list[str]) -> bool:
     return False
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ProducedRecord:
-    """One record sent by a Producer, and what became of it (Kafka's Future<RecordMetadata>)."""
+    """One record sent by a Producer, and what became of it (Kafka's Future<RecordMetadata>).
+
+    Its fields hold atomic values (bytes, str, int, None, a tuple of header pairs): one with no
+    headers and no tag (or an atomic tag) is left out of the cyclic garbage collector when the
+    C extension is built (engine.storage._columnar.untrack_atomic), as the read path leaves out
+    its records: a producer's hundreds of thousands of pending records cost the collector more
+    than sending them. (A tag that refers back to its record would then make a cycle the
+    collector never frees; nothing in the engine does that.)"""
     producer: str
     record_id: int
     topic: str
@@ -233,6 +245,7 @@ class _Route(NamedTuple):
     count: int                    # the topic's partitions
     available: Sequence[int]      # those with a leader
     now_ms: int
+    partitioner: NullKeyPartitioner | None   # the topic's null-key partitioner, if it has one yet
 
 
 @dataclass(eq=False)
@@ -292,6 +305,8 @@ class Producer:
         record = ProducedRecord(self.node, self._records.sent + 1, topic, -1, _utf8(key), _utf8(value),
                                 self.client.record_time_ms() if timestamp is None else int(timestamp),
                                 tuple((k, _utf8(v)) for k, v in headers) if headers else (), tag, self.config.acks)
+        if _untrack_atomic is not None:
+            _untrack_atomic(record)
         self._take(record, partition, self.now_ms + self.config.max_block_ms)
         return record
 
@@ -304,7 +319,7 @@ class Producer:
         (the checks, the clock) is done once. Same records, partitions, batches and events as
         that many send() calls at this instant."""
         self._check_send(partition)
-        node, acks, log, take = self.node, self.config.acks, self._records, self._take
+        node, acks, log, take, untrack = self.node, self.config.acks, self._records, self._take, _untrack_atomic
         record_time = self.client.record_time_ms() if timestamp is None else int(timestamp)
         deadline = self.now_ms + self.config.max_block_ms
         route = self._route(topic)
@@ -313,6 +328,8 @@ class Producer:
             if isinstance(key, str) or isinstance(value, str):   # text: UTF-8, as send() has it
                 key, value = _utf8(key), _utf8(value)
             record = ProducedRecord(node, log.sent + 1, topic, -1, key, value, record_time, (), tag, acks)
+            if untrack is not None:
+                untrack(record)
             take(record, partition, deadline, route)
             out.append(record)
         return out
@@ -322,7 +339,10 @@ class Producer:
         unknown (then each record finds that out in _place, which asks for it)."""
         metadata = self.sender.metadata
         count = metadata.partition_count(topic)
-        return None if count is None else _Route(count, metadata.available_partitions(topic), self.now_ms)
+        if count is None:
+            return None
+        return _Route(count, metadata.available_partitions(topic), self.now_ms,
+                      self.accumulator.partitioners.get(topic))
 
     def _check_send(self, partition: int | None) -> None:
         if self.closed or self.crashed:
@@ -472,7 +492,7 @@ class Producer:
         config, accumulator = self.config, self.accumulator
         size = record_size_upper_bound(record.key, record.value, record.headers)
         sticky = partition is None and (record.key is None or config.partitioner_ignore_keys)
-        partitioner = accumulator.null_key_partitioner(topic) if sticky else None
+        partitioner = (route.partitioner or accumulator.null_key_partitioner(topic)) if sticky else None
         if record.partition < 0:
             if partition is not None and partition >= count:
                 record.partition = partition
@@ -517,7 +537,7 @@ class Producer:
         batch, created, appended = self.accumulator.append(tp, record, route.now_ms)
         full = batch.is_full()   # `batch` is the partition's last: this is all_batches_full(tp)
         if partitioner is not None:
-            partitioner.on_append(appended, route.available, route.count, enable_switch=full)
+            partitioner.on_append(appended, route.available, route.count, full)   # enable_switch=full
         if created or full:
             self.sender.wakeup()
 

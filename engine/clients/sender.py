@@ -503,9 +503,12 @@ class Sender:
         batch.done = True
         if self.idempotence is not None:
             self.idempotence.on_acknowledged(batch)
-        for i, record in enumerate(batch.records):
-            record.acked = True
-            record.offset = base_offset + i if base_offset >= 0 else -1
+        if base_offset >= 0:
+            for offset, record in enumerate(batch.records, base_offset):
+                record.acked, record.offset = True, offset
+        else:   # no offsets known (acks=0)
+            for record in batch.records:
+                record.acked, record.offset = True, -1
         self.accumulator.deallocate(batch)
         self.producer.publish(ev.ProducerBatchAcknowledged(
             producer=self.producer.node, topic=batch.topic, partition=batch.partition, base_offset=base_offset,

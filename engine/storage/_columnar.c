@@ -19,6 +19,11 @@
  *   leader_batch_ok(data, max_message_bytes, check_keys, crc32c) -> bool
  *     a leader's append of one uncompressed batch, every check of log_validator's two passes
  *     in one call: True exactly when they pass; on False the caller runs them in Python.
+ * and one that is not about bytes:
+ *   untrack_atomic(obj) -> bool
+ *     leaves an object whose __slots__ hold only atomic values out of the cyclic GC (a producer's
+ *     pending records, engine/clients/producer.py); without it they stay tracked, nothing else
+ *     changes.
  *
  * The byte layout is the one documented in record_batch.py; the constants below mirror it.
  *
@@ -1205,6 +1210,44 @@ leader_batch_ok(PyObject *module, PyObject *args)
     return ok < 0 ? NULL : PyBool_FromLong(ok);
 }
 
+/* -- untrack_atomic: objects of atomic values left out of the cyclic GC ------------------------- */
+
+/* Whether every attribute of `obj` is atomic — not tracked by the collector (bytes, int, str,
+ * None, the empty tuple...) — for an object whose class keeps its attributes in __slots__ of its
+ * own, directly over `object` (no __dict__, no variable part): then those slots are all it refers
+ * to, besides its class. */
+static int
+slots_all_atomic(PyObject *obj)
+{
+    PyTypeObject *type = Py_TYPE(obj);
+    if (type->tp_base != &PyBaseObject_Type || type->tp_dictoffset != 0 || type->tp_itemsize != 0
+            || type->tp_members == NULL)
+        return 0;
+    for (PyMemberDef *member = type->tp_members; member->name != NULL; member++) {
+        if (member->type != T_OBJECT_EX && member->type != T_OBJECT)
+            continue;
+        PyObject *value = *(PyObject **)((char *)obj + member->offset);
+        if (value != NULL && PyObject_GC_IsTracked(value))
+            return 0;
+    }
+    return 1;
+}
+
+/* `obj`, if it holds only atomic values (slots_all_atomic), is left out of the cyclic garbage
+ * collector, as decode_objects leaves out the records it builds: it cannot be part of a reference
+ * cycle, and a producer's hundreds of thousands of pending records otherwise cost the collector
+ * more than sending them. Returns whether it was (or already was untracked). */
+static PyObject *
+untrack_atomic(PyObject *module, PyObject *obj)
+{
+    if (PyObject_GC_IsTracked(obj)) {
+        if (!slots_all_atomic(obj))
+            Py_RETURN_FALSE;
+        PyObject_GC_UnTrack(obj);
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
     {"decode", decode, METH_VARARGS,
      "decode(data, first_offset, end_offset, crc32c, decompress) -> column buffers\n\n"
@@ -1226,6 +1269,10 @@ static PyMethodDef methods[] = {
      "leader_batch_ok(data, max_message_bytes, check_keys, crc32c) -> bool\n\n"
      "Whether data is one uncompressed batch a leader's append accepts; see\n"
      "engine/storage/log_validator.py (validate_leader_append)."},
+    {"untrack_atomic", untrack_atomic, METH_O,
+     "untrack_atomic(obj) -> bool\n\n"
+     "Leaves obj out of the cyclic garbage collector if its __slots__ hold only atomic values;\n"
+     "see engine/clients/producer.py (ProducedRecord)."},
     {NULL, NULL, 0, NULL},
 };
 
