@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from engine import persistence
 from engine.cluster import Cluster, ClusterError
-from engine.groups.describe import describe_group, group_ids
+from engine.inspect.groups import describe_group, group_ids
 
 if TYPE_CHECKING:
     from engine.clients.consumer_state import ConsumedRecord

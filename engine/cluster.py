@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, fields
 from itertools import chain
 
 from engine import events as ev
@@ -29,26 +28,25 @@ from engine.clients.lab_client_partitioner import NULL_KEY_PARTITIONERS, STICKY
 from engine.clients.producer import Producer
 from engine.clients.simple_producer import Produced, SimpleProducer
 from engine.clients.sinks import ListSink
-from engine.common.config_values import field_kind, parse_config_value
 from engine.common.errors import Errors, KafkaError
 from engine.common.topics import TopicExistsError, UnknownTopicError, check_collision, validate_topic_name
+from engine.config import BrokerConfig as BrokerConfig  # engine.config's, also importable from here
+from engine.config import ClusterConfig as ClusterConfig
+from engine.config import check_topic_config, split_config
 from engine.metadata import zk
 from engine.metadata.store import MetadataStore
 from engine.metadata.zk import TopicInfo, partition_path
 from engine.network import Network
-from engine.node import World
+from engine.node import EPOCH_MS, World
 from engine.replication.assignment import assign_replicas
 from engine.replication.controller import Controller
 from engine.replication.fetcher import TRUNCATION_MODES
 from engine.sim import RandomTree, Scheduler
+from engine.sim.scheduler import Scheduled
 from engine.storage import record_batch as rb
 from engine.storage.errors import InvalidConfigError
-from engine.storage.log_config import LogConfig
 
-# Record timestamps are virtual too: the cluster's clock starts at this instant (2023-11-14).
-EPOCH_MS = 1_700_000_000_000
 MAX_BROKERS = 9
-TOPIC_LEVEL_KEYS = set(LogConfig().to_dict()) | {"min.insync.replicas", "unclean.leader.election.enable"}
 
 
 class ClusterError(KafkaError):
@@ -57,70 +55,6 @@ class ClusterError(KafkaError):
 
     def __init__(self, message: str, kafka_name: str = Errors.INVALID_REQUEST) -> None:
         super().__init__(message, error=kafka_name)
-
-
-@dataclass(frozen=True)
-class BrokerConfig:
-    """Broker settings, under Kafka's names with dots turned into underscores; Kafka's defaults."""
-    replica_lag_time_max_ms: int = 30000
-    replica_fetch_wait_max_ms: int = 500
-    replica_fetch_min_bytes: int = 1
-    replica_fetch_max_bytes: int = 1048576
-    replica_fetch_response_max_bytes: int = 10485760
-    replica_fetch_backoff_ms: int = 1000
-    replica_socket_timeout_ms: int = 30000
-    replica_high_watermark_checkpoint_interval_ms: int = 5000
-    log_flush_offset_checkpoint_interval_ms: int = 60000
-    log_retention_check_interval_ms: int = 300000
-    min_insync_replicas: int = 1
-    unclean_leader_election_enable: bool = False
-    request_timeout_ms: int = 30000
-    zookeeper_session_timeout_ms: int = 18000
-    offsets_topic_num_partitions: int = 50
-    offsets_topic_replication_factor: int = 3
-    offsets_commit_timeout_ms: int = 5000
-    group_initial_rebalance_delay_ms: int = 3000
-    group_min_session_timeout_ms: int = 6000
-    group_max_session_timeout_ms: int = 1800000
-
-
-@dataclass(frozen=True)
-class ClusterConfig:
-    """How the lab runs the cluster (not Kafka settings)."""
-    truncation: str = "leader-epoch"
-    fsync: bool = False            # real fsync on flush; crashes are simulated, so off by default
-    network_min_delay_ms: int = 1
-    network_max_delay_ms: int = 3
-    network_loss_rate: float = 0.0
-
-
-def split_config(config: dict | None) -> tuple[BrokerConfig, ClusterConfig, dict]:
-    """Sort a flat config dict into broker settings, lab settings and topic defaults."""
-    broker_fields = {f.name for f in fields(BrokerConfig)}
-    broker, lab, topic = {}, {}, {}
-    for key, value in (config or {}).items():
-        name = key.replace(".", "_")
-        if key.startswith("network.") or key in ("truncation", "fsync"):
-            lab[name] = value
-        elif name in broker_fields and key not in ("min.insync.replicas", "unclean.leader.election.enable"):
-            broker[name] = value
-        elif key in TOPIC_LEVEL_KEYS:
-            topic[key] = value
-        else:
-            raise InvalidConfigError(f"Unknown cluster config '{key}'")
-    if "min.insync.replicas" in topic:
-        broker["min_insync_replicas"] = topic["min.insync.replicas"]
-    if "unclean.leader.election.enable" in topic:
-        broker["unclean_leader_election_enable"] = topic["unclean.leader.election.enable"]
-    LogConfig.from_dict(topic)   # topic defaults within LogConfig's bounds now, not at the first create_topic
-    return BrokerConfig(**_typed(BrokerConfig, broker)), ClusterConfig(**_typed(ClusterConfig, lab)), topic
-
-
-def _typed(config_class: type, values: dict) -> dict:
-    """Values as the config class's field types (JSON files and forms give text)."""
-    kinds = {f.name: field_kind(f.type) for f in fields(config_class)}
-    return {name: parse_config_value(name.replace("_", "."), raw, kinds[name], InvalidConfigError)
-            for name, raw in values.items()}
 
 
 class Cluster:
@@ -159,7 +93,7 @@ class Cluster:
         self.consumers: dict[str, Consumer] = {}
         self.apps: dict[str, PollLoop] = {}      # by consumer name: the application last driving that consumer
         self.sinks: dict[str, ListSink] = {}     # by name: where consumer applications write (consumer_app.py)
-        self._session_expiry: dict[int, object] = {}
+        self._session_expiry: dict[int, Scheduled] = {}
         self.brokers: dict[int, Broker] = {}
         self.simple_producer = SimpleProducer(self.world, request_timeout_ms=self.broker_config.request_timeout_ms,
                                               leader_of=self.leader_of, available_partitions=self._available_partitions)
@@ -194,35 +128,25 @@ class Cluster:
         return self.bus.drain()
 
     def run_for(self, ms: int) -> list[ev.Event]:
+        """Run every action due in the next `ms`; the clock then stands `ms` later."""
         self.bus.drain()
-        end = self.scheduler.now_ms + ms
-        while True:
-            nxt = self.scheduler.next_time()
-            if nxt is None or nxt > end:
-                break
-            self.scheduler.step()
-        self.scheduler.advance_to(end)
+        self.scheduler.run(until_ms=self.scheduler.now_ms + ms)
         return self.bus.drain()
 
     def run_until_idle(self, max_ms: int = 600_000) -> list[ev.Event]:
         """Run until nothing is under way and every reachable replica has caught up (or max_ms)."""
         self.bus.drain()
-        end = self.scheduler.now_ms + max_ms
-        while not self.is_idle():
-            nxt = self.scheduler.next_time()
-            if nxt is None or nxt > end:
-                break
-            self.scheduler.step()
+        self.scheduler.run(until_ms=self.scheduler.now_ms + max_ms, stop=self.is_idle, advance=False)
         return self.bus.drain()
 
     def is_idle(self) -> bool:
         if self.scheduler.has_foreground_work() or self.controller is None:
             return False
         for key in self.all_partitions():
-            state = self.store.get_or_none(partition_path(*key))
-            leader = state["leader"] if state else -1
-            if leader < 0:
+            state = self.store.peek(partition_path(*key))   # read only: decoded once per version
+            if state is None or state["leader"] < 0:
                 continue
+            leader = state["leader"]
             leader_part = self.brokers[leader].partitions.get(key)
             if leader_part is None or leader_part.role != "leader" or leader_part.pending:
                 return False
@@ -291,8 +215,7 @@ class Cluster:
         merged = dict(self.topic_defaults)
         merged.update(config or {})
         try:
-            LogConfig.from_dict(merged)
-            self._check_topic_keys(merged)
+            check_topic_config(merged)
         except InvalidConfigError as error:
             raise ClusterError(str(error), "INVALID_CONFIG") from None
         assignment = self._assignment(partitions, replication_factor, replica_assignment)
@@ -328,13 +251,6 @@ class Cluster:
             self._wait_for_leaders(topic)
         return self.describe_topic(topic)
 
-    def _check_topic_keys(self, config: dict) -> None:
-        for key in config:
-            if key not in TOPIC_LEVEL_KEYS:
-                raise InvalidConfigError(f"Unknown topic config '{key}'")
-        if "min.insync.replicas" in config and int(config["min.insync.replicas"]) < 1:
-            raise InvalidConfigError("min.insync.replicas must be at least 1")
-
     def _assignment(self, partitions: int, replication_factor: int,
                     replica_assignment: list[list[int]] | None) -> list[list[int]]:
         if replica_assignment is not None:
@@ -366,16 +282,16 @@ class Cluster:
     def _wait_for_leaders(self, topic: str) -> None:
         def ready() -> bool:
             for p in range(self.topics[topic].partitions):
-                state = self.store.get_or_none(partition_path(topic, p))
-                if state["leader"] < 0:
+                state = self.store.peek(partition_path(topic, p))
+                if state is None or state["leader"] < 0:
                     continue
                 part = self.brokers[state["leader"]].partitions.get((topic, p))
                 if part is None or part.role != "leader" or part.leader_epoch != state["leader_epoch"]:
                     return False
             return True
-        end = self.now_ms + 60_000
-        while not ready() and (self.scheduler.next_time() or end + 1) <= end:
-            self.scheduler.step()
+        # (The loop this replaces read `(next_time() or end + 1) <= end`, which took an action due at
+        # time 0 for one past the deadline; none is ever pending here, as the brokers' start-up runs first.)
+        self.scheduler.run(until_ms=self.now_ms + 60_000, stop=ready, advance=False)
 
     def ensure_offsets_topic(self) -> bool:
         """Create `__consumer_offsets` if it does not exist yet, as a broker does on the first
@@ -495,9 +411,9 @@ class Cluster:
             label=f"session of broker {broker_id} expires")
         return self.bus.drain()
 
-    def _expire_session(self, broker_id: int, session: int) -> None:
+    def _expire_session(self, broker_id: int, session: int | None) -> None:
         self._session_expiry.pop(broker_id, None)
-        if self.store.expire_session(session):
+        if session is not None and self.store.expire_session(session):
             self.bus.publish(ev.BrokerSessionExpired(broker=broker_id))
 
     def restart_broker(self, broker_id: int) -> list[ev.Event]:
@@ -571,53 +487,6 @@ class Cluster:
         if not broker.alive:
             raise ClusterError(f"Broker {broker_id} is down", "BROKER_NOT_AVAILABLE")
         return broker
-
-    # -- state ------------------------------------------------------------------------------
-    def state(self, *, with_records: bool = True, include_internal: bool = False) -> dict:
-        """Everything at once, in the scenario runner's JSON shape. Internal topics
-        (__consumer_offsets) are left out unless asked for: their state shows in "groups"."""
-        from engine.groups import describe
-        partitions = []
-        for topic, p in self.all_partitions():
-            if topic.startswith("__") and not include_internal:
-                continue
-            state = self.partition_state(topic, p)
-            leader_part = self.brokers[state["leader"]].partitions.get((topic, p)) if state["leader"] >= 0 else None
-            replica_states = {}
-            for replica in state["replicas"]:
-                part = self.brokers[replica].partitions.get((topic, p))
-                if part is None:
-                    replica_states[str(replica)] = {"alive": False}
-                    continue
-                entry = {"alive": True, "log_end_offset": part.log_end_offset,
-                         "high_watermark": part.high_watermark, "log_start_offset": part.log.log_start_offset,
-                         "leader_epoch_cache": [list(e) for e in part.epoch_cache.entries]}
-                if with_records:
-                    entry["records"] = [{"offset": r.offset, "key": ev.text(r.key), "value": ev.text(r.value)}
-                                        for r in part.log.records_from(part.log.log_start_offset)]
-                replica_states[str(replica)] = entry
-            partitions.append({
-                "topic": topic, "partition": p, "leader": state["leader"], "leader_epoch": state["leader_epoch"],
-                "replicas": state["replicas"], "isr": state["isr"],
-                "high_watermark": leader_part.high_watermark if leader_part else -1,
-                "log_start_offset": leader_part.log.log_start_offset if leader_part else -1,
-                "replica_states": replica_states})
-        controller = self.controller_id()
-        return {
-            "time_ms": self.now_ms,
-            "partitions": partitions,
-            "produced": [{"step": r.tag, "request_id": r.request_id, "topic": r.topic, "partition": r.partition,
-                          "key": ev.text(r.key), "value": ev.text(r.value), "acks": r.acks, "acked": r.acked,
-                          "offset": r.offset, "error": r.error} for r in self.produced]
-                        + [record for producer in self.producers.values() for record in producer.records()],
-            "produced_left_out": self.produced.left_out(),   # sends of Cluster.produce no longer kept
-            "brokers": [{"id": b.id, "alive": b.alive, "controller": b.id == controller}
-                        for b in self.brokers.values()],
-            "groups": describe.describe_groups(self),
-            "consumed": describe.consumed(self),
-            "processed": describe.processed(self),
-            "events": self.bus.count,
-        }
 
     def close(self) -> None:
         """Shut every live broker down cleanly (checkpoints written, logs flushed)."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from engine.cluster import Cluster
 from engine.common.errors import KafkaError
+from engine.inspect.cluster import cluster_state
 
 TOPIC = "jepsen"
 
@@ -82,7 +83,7 @@ def run_schedule(seed: int, setting: Setting = SAFE, data_dir: str | None = None
         cluster.create_topic(TOPIC, partitions=1, replication_factor=3)
         operations = _play(cluster, random.Random(seed), setting)
         settled = _heal_and_settle(cluster)
-        verdict = check(cluster.state(), setting, seed, operations)
+        verdict = check(cluster_state(cluster), setting, seed, operations)
         verdict.settled = settled
         cluster.close()
         return verdict

@@ -18,14 +18,16 @@ facade builds one and hands it to every node it creates. Seeds are forked by *na
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from random import Random
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import events as ev
 from engine.network import Network
 from engine.protocol import RequestEnvelope, ResponseEnvelope
 from engine.sim import RandomTree, Scheduler
+from engine.sim.scheduler import Scheduled
 
 if TYPE_CHECKING:
     from engine.metadata.store import MetadataStore
@@ -79,10 +81,31 @@ class NodeContext(Protocol):
     def now_ms(self) -> int: ...
     def record_time_ms(self) -> int: ...
     def schedule(self, delay_ms: int, action: Callable[[], None], label: str, *,
-                 foreground: bool = True) -> object: ...
-    def cancel(self, timer: object | None) -> None: ...
+                 foreground: bool = True) -> Scheduled: ...
+    def cancel(self, timer: Scheduled | None) -> None: ...
     def publish(self, event: ev.Event) -> None: ...
     def rng(self, name: str) -> random.Random: ...
+
+
+class ReplicaLog(Protocol):
+    """What a broker part may read of a replica's log (engine.storage.log.Log)."""
+    @property
+    def log_start_offset(self) -> int: ...
+    def records_from(self, offset: int) -> list[Any]: ...
+
+
+class PartitionView(Protocol):
+    """What a broker's other parts (the group coordinator) may do with one of its replicas: read its
+    role and its log, append as its leader and wait for the ISR to have it. The one implementation is
+    engine.replication.partition.Partition, which they never import (replication is their sibling)."""
+    topic: str
+    partition: int
+    role: str                            # "leader", "follower" or "none"
+
+    @property
+    def log(self) -> ReplicaLog: ...
+    def append_as_leader(self, records: bytes, acks: int) -> Any: ...   # an AppendResult: .error, offsets
+    def wait_for_acks(self, result: Any, respond: Callable[[str, int], None], timeout_ms: int) -> None: ...
 
 
 class BrokerContext(NodeContext, Protocol):
@@ -90,7 +113,7 @@ class BrokerContext(NodeContext, Protocol):
     coordinator — ask of the broker they run in (engine/broker/broker.py is the one implementation).
     They never reach past it to other brokers or to the facade."""
     id: int
-    config: Any                          # the broker's settings, Kafka's names (engine.cluster.BrokerConfig)
+    config: Any                          # the broker's settings, Kafka's names (engine.config.BrokerConfig)
     cluster_config: Any                  # how the lab runs it: the truncation mode, fsync (ClusterConfig)
     store: MetadataStore                 # ZooKeeper (engine.metadata.zk reads it)
     partitions: dict[tuple[str, int], Any]   # its replicas, engine.replication.partition.Partition
@@ -121,7 +144,7 @@ class Node:
         self.incarnation = incarnation
         self._on_request = on_request
         self._next_correlation = 0
-        self._pending: dict[int, tuple[OnResponse, object]] = {}
+        self._pending: dict[int, tuple[OnResponse, Scheduled | None]] = {}
         world.network.attach(name, self._receive)
         if not alive:
             world.network.set_up(name, False)
@@ -142,7 +165,7 @@ class Node:
         return self.world.random.fork(name)
 
     def schedule(self, delay_ms: int, action: Callable[[], None], label: str, *,
-                 foreground: bool = True, guard: Callable[[], bool] | None = None) -> object:
+                 foreground: bool = True, guard: Callable[[], bool] | None = None) -> Scheduled:
         """Run `action` after `delay_ms` if this incarnation is still alive then (and `guard()`,
         when given, still holds): a crashed process's timers never fire."""
         incarnation = self.incarnation
@@ -152,7 +175,7 @@ class Node:
                 action()
         return self.world.scheduler.schedule(delay_ms, run, label=f"{self.name}: {label}", foreground=foreground)
 
-    def cancel(self, timer: object | None) -> None:
+    def cancel(self, timer: Scheduled | None) -> None:
         self.world.scheduler.cancel(timer)
 
     def is_up(self, node: str) -> bool:

@@ -168,7 +168,7 @@ class SessionHost(ScenarioPlayback, TimeTravel):
             return self.steps, self.now_ms
 
     def snapshot(self) -> dict[str, Any]:
-        """The cluster as `Cluster.state()` shows it, cheaply (records: the last 200 per replica)."""
+        """The cluster as engine/inspect's `cluster_state` shows it, cheaply (records: the last 200 per replica)."""
         with self.lock:
             return snap.snapshot(self.cluster)
 

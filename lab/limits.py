@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from engine.cluster import MAX_BROKERS, Cluster, split_config
+from engine.cluster import MAX_BROKERS, Cluster
+from engine.config import split_config
 from engine.replication.fetcher import TRUNCATION_MODES
 from engine.scenarios.schema import StepArgumentError, check_cluster
 from engine.storage.errors import InvalidConfigError

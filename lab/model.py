@@ -38,7 +38,7 @@ from typing import Any
 
 from engine import events as ev
 from engine.cluster import Cluster
-from engine.groups.describe import describe_groups
+from engine.inspect.groups import describe_groups
 from engine.replication.controller import partition_path
 from engine.storage.log import Log
 from engine.timers import pending_timers

@@ -1,8 +1,8 @@
 """The lab's view of a cluster at one instant, in the shape docs/lab-protocol.md gives `state`.
 
 Built from live engine objects, cheaply: each replica's newest records are read from the tail of
-its Log (at most RECORDS_PER_REPLICA), never the whole log as `Cluster.state()` does. Pure
-functions over the engine; no Django.
+its Log (at most RECORDS_PER_REPLICA), never the whole log as engine.inspect's `cluster_state` does;
+the replicas' view is engine.inspect's too (`replica_states`). Pure functions over the engine; no Django.
 """
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from typing import Any
 
 from engine import events as ev
 from engine.cluster import Cluster
-from engine.groups.describe import describe_groups
-from engine.replication.controller import partition_path
-from engine.storage.log import Log
+from engine.inspect.cluster import replica_states
+from engine.inspect.groups import describe_groups
 
 RECORDS_PER_REPLICA = 200
 
@@ -38,31 +37,14 @@ def snapshot(cluster: Cluster) -> dict[str, Any]:
 
 
 def _partition(cluster: Cluster, topic: str, p: int) -> dict[str, Any]:
-    state = cluster.store.get(partition_path(topic, p))[0]
+    state = cluster.partition_state(topic, p)
     leader = state["leader"]
     leader_part = cluster.brokers[leader].partitions.get((topic, p)) if leader >= 0 else None
-    replica_states = {}
-    for replica in state["replicas"]:
-        part = cluster.brokers[replica].partitions.get((topic, p))
-        if part is None:
-            replica_states[str(replica)] = {"alive": False}
-            continue
-        replica_states[str(replica)] = {
-            "alive": True, "log_start_offset": part.log.log_start_offset,
-            "log_end_offset": part.log_end_offset, "high_watermark": part.high_watermark,
-            "leader_epoch_cache": [list(e) for e in part.epoch_cache.entries],
-            "records": tail_records(part.log)}
     return {"topic": topic, "partition": p, "leader": leader, "leader_epoch": state["leader_epoch"],
             "isr": list(state["isr"]), "replicas": list(state["replicas"]),
             "high_watermark": leader_part.high_watermark if leader_part is not None else -1,
-            "replica_states": replica_states}
-
-
-def tail_records(log: Log, count: int = RECORDS_PER_REPLICA) -> list[dict[str, Any]]:
-    """The last `count` records of `log` (fewer if it holds fewer), oldest first."""
-    start = max(log.log_start_offset, log.log_end_offset - count)
-    return [{"offset": r.offset, "key": ev.text(r.key), "value": ev.text(r.value)}
-            for r in log.records_from(start)][-count:]
+            "replica_states": replica_states(cluster, topic, p, state["replicas"],
+                                             records_per_replica=RECORDS_PER_REPLICA)}
 
 
 _PLAIN: dict[type, bool] = {}

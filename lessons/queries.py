@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import events as ev
+from engine.inspect import groups as describe
+from engine.inspect.cluster import cluster_state, produced
 
 SOURCES = ("events", "partitions", "replicas", "segments", "lookups", "brokers", "members", "committed", "produced",
            "consumed", "processed", "checkpoints")
@@ -309,9 +311,9 @@ def _distinct(evidence: list[dict]) -> list[dict]:
 
 # -- sources ----------------------------------------------------------------------------------
 def _partitions(cluster: Any, internal: bool) -> list[dict]:
-    """The partitions as `Cluster.state()` describes them, with `tp`, the OSR and the leader's LEO."""
+    """The partitions as `cluster_state` describes them, with `tp`, the OSR and the leader's LEO."""
     out = []
-    for p in cluster.state(with_records=False, include_internal=internal)["partitions"]:
+    for p in cluster_state(cluster, with_records=False, include_internal=internal)["partitions"]:
         tp = f"{p['topic']}-{p['partition']}"
         leader = p["replica_states"].get(str(p["leader"]), {})
         out.append({"topic": p["topic"], "partition": p["partition"], "tp": tp, "leader": p["leader"],
@@ -332,9 +334,9 @@ def _replica_parts(cluster: Any, internal: bool):
 
 
 def _replicas(cluster: Any, internal: bool) -> list[dict]:
-    """Every replica as `Cluster.state()` describes it, one item each, with its records' values."""
+    """Every replica as `cluster_state` describes it, one item each, with its records' values."""
     out = []
-    for p in cluster.state(with_records=True, include_internal=internal)["partitions"]:
+    for p in cluster_state(cluster, with_records=True, include_internal=internal)["partitions"]:
         tp = f"{p['topic']}-{p['partition']}"
         for broker, replica in p["replica_states"].items():
             broker_id = int(broker)
@@ -402,19 +404,17 @@ def _brokers(cluster: Any, _internal: bool) -> list[dict]:
 
 
 def _groups(cluster: Any) -> list[dict]:
-    from engine.groups import describe
     return describe.describe_groups(cluster)
 
 
 def _group_leader(cluster: Any, group: str) -> str | None:
     """The member that computed the group's assignment (its leader), stable or not: the
     coordinator's `leader_id`, by the consumer's name in the lab."""
-    from engine.groups.describe import _coordinator_of, _member_names
-    _broker, _partition, coordinator = _coordinator_of(cluster, group)
+    _broker, _partition, coordinator = describe.coordinator_of(cluster, group)
     state = coordinator.groups.get(group) if coordinator is not None else None
     if state is None or state.leader_id not in state.members:
         return None
-    return _member_names(cluster).get(state.leader_id, state.members[state.leader_id].client_id)
+    return describe.member_names(cluster).get(state.leader_id, state.members[state.leader_id].client_id)
 
 
 def _members(cluster: Any, _internal: bool) -> list[dict]:
@@ -443,19 +443,17 @@ def _committed(cluster: Any, _internal: bool) -> list[dict]:
 
 
 def _produced(cluster: Any, _internal: bool) -> list[dict]:
-    records = cluster.state(with_records=False)["produced"]
+    records = produced(cluster)
     return [dict(r, tp=f"{r['topic']}-{r['partition']}" if r.get("partition") is not None else None)
             for r in records]
 
 
 def _consumed(cluster: Any, _internal: bool) -> list[dict]:
-    from engine.groups import describe
     return [dict(r, consumer=name, tp=f"{r['topic']}-{r['partition']}")
             for name, records in describe.consumed(cluster).items() for r in records]
 
 
 def _processed(cluster: Any, _internal: bool) -> list[dict]:
-    from engine.groups import describe
     out = []
     for name, records in describe.processed(cluster).items():
         for r in records:

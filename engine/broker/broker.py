@@ -112,7 +112,7 @@ class DelayedFetch:
 class Broker:
     def __init__(self, world: World, broker_id: int, store: MetadataStore, config: Any, cluster_config: Any,
                  topic_defaults: dict | None = None) -> None:
-        """`config`: the broker's settings (engine.cluster.BrokerConfig, Kafka's names); `cluster_config`:
+        """`config`: the broker's settings (engine.config.BrokerConfig, Kafka's names); `cluster_config`:
         how the lab runs it (ClusterConfig: truncation mode, fsync); `topic_defaults`: its defaults for
         topic configs (Kafka's log.* broker settings), for the topics it creates itself."""
         self.world = world

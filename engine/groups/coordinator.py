@@ -58,8 +58,7 @@ from engine.metadata import zk
 from engine.storage import record_batch as rb
 
 if TYPE_CHECKING:
-    from engine.node import BrokerContext
-    from engine.replication.partition import Partition
+    from engine.node import BrokerContext, PartitionView
 
 # The broker's request handlers: (client node, request, respond(body, summary)).
 RequestHandler = Callable[[str, Any, Callable[..., None]], None]
@@ -171,7 +170,7 @@ class GroupCoordinator:
                                              member_id=member_id, client_id=client_id, reason=reason))
 
     # -- loading and unloading (leadership of __consumer_offsets partitions) ----------------
-    def on_role_change(self, partition: Partition, previous_role: str) -> None:
+    def on_role_change(self, partition: PartitionView, previous_role: str) -> None:
         """A replica on this broker became leader or follower, or stopped being either (its broker
         calls this for every replica whose role changed)."""
         if partition.topic != ot.OFFSETS_TOPIC:
@@ -183,7 +182,7 @@ class GroupCoordinator:
             # Dead (an event for the browser); it can no longer answer anyone.
             self.unload(partition.partition)
 
-    def load(self, partition: Partition) -> None:
+    def load(self, partition: PartitionView) -> None:
         """Replay the partition's log: the groups and committed offsets it holds become ours.
 
         As GroupMetadataManager.loadGroupsAndOffsets: a record whose key version is unknown is
@@ -687,7 +686,7 @@ class GroupCoordinator:
                 on_done: Callable[[str], None]) -> None:
         """Append through the partition leader, acks=all: `on_done(error)` once the HW passes it."""
         p = self.partition_for(group_id)
-        partition = self.broker.partitions.get((ot.OFFSETS_TOPIC, p))
+        partition: PartitionView | None = self.broker.partitions.get((ot.OFFSETS_TOPIC, p))
         if partition is None or partition.role != "leader":
             on_done("NOT_COORDINATOR")
             return

@@ -23,9 +23,11 @@ from collections.abc import Callable
 from typing import Any
 
 from engine import events as ev
-from engine.cluster import Cluster, ClusterError, split_config
+from engine.cluster import Cluster, ClusterError
 from engine.common.errors import KafkaError
 from engine.common.topics import collision_warning
+from engine.config import split_config
+from engine.inspect.cluster import cluster_state
 from engine.scenarios.schema import StepArgumentError, check_cluster, check_step, is_internal_topic
 from engine.storage.errors import InvalidConfigError
 from engine.topic_pattern import TopicPattern
@@ -158,7 +160,7 @@ def run_scenario(scenario: dict, data_dir: str, *, trace: Callable[[ev.Event], N
             if step.get("expect_error"):
                 raise ScenarioError(f"step {index} ({command}) was expected to fail but succeeded")
             warnings += [{"step": index, "command": command, "warning": text} for text in said]
-    result = cluster.state()
+    result = cluster_state(cluster)
     result["name"] = scenario.get("name", "")
     result["step_errors"] = errors
     result["step_warnings"] = warnings

@@ -57,7 +57,7 @@ class Lab:
 
     def groups(self) -> list[dict]:
         """kafka-consumer-groups --describe for every group: committed offsets and lag."""
-        from engine.groups.describe import describe_groups
+        from engine.inspect.groups import describe_groups
         return describe_groups(self.cluster)
 
 

@@ -1,4 +1,4 @@
-// Consumer groups, drawn from the model (lab/model.py): its `groups` — engine/groups/describe.py's
+// Consumer groups, drawn from the model (lab/model.py): its `groups` — engine/inspect/groups.py's
 // describe_groups, with `rebalance` while one runs and `last_known` while the coordinator is down
 // or loading — and its `consumers` (who is active, crashed or closed, who polls by itself). For
 // each group: members, generation, state, what each member is doing (rejoined, awaited, crashed

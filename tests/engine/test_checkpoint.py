@@ -30,6 +30,7 @@ from engine.clients.consumer_app import PollLoop
 from engine.cluster import Cluster
 from engine.common.errors import KafkaError
 from engine.graph_pickle import GraphPickleError
+from engine.inspect.cluster import cluster_state
 from engine.storage.segment import LogSegment
 
 BROKERS = 3
@@ -170,7 +171,7 @@ class Run:
 
     def outcome(self) -> tuple[str, dict[str, bytes]]:
         checkpoint.sync_index_files(self.cluster)
-        return json.dumps(self.cluster.state(), sort_keys=True), tree(self.cluster.data_dir)
+        return json.dumps(cluster_state(self.cluster), sort_keys=True), tree(self.cluster.data_dir)
 
 
 def new_run(data_dir: str, seed: int, truncation: str = "leader-epoch") -> Run:

@@ -8,6 +8,7 @@ import pytest
 
 from engine import Cluster
 from engine.cluster import ClusterError
+from engine.inspect.cluster import cluster_state
 
 
 @pytest.fixture
@@ -18,7 +19,7 @@ def cluster(tmp_path):
 
 
 def test_a_new_cluster_elects_one_controller(cluster):
-    controllers = [b for b in cluster.state()["brokers"] if b["controller"]]
+    controllers = [b for b in cluster_state(cluster)["brokers"] if b["controller"]]
     assert len(controllers) == 1 and cluster.controller_id() == controllers[0]["id"]
 
 

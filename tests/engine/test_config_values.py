@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from engine import Cluster
-from engine.cluster import split_config
 from engine.common.config_values import parse_config_value
+from engine.config import split_config
 from engine.storage.errors import InvalidConfigError
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine import Cluster
+from engine.inspect.cluster import cluster_state
 from engine.produced_log import PRODUCED_KEPT
 
 
@@ -28,7 +29,7 @@ def test_the_cluster_keeps_only_the_newest_sends_and_counts_them_all(tmp_path: P
     cluster.run_until_idle()
 
     kept = list(cluster.produced)
-    state = cluster.state()
+    state = cluster_state(cluster)
     assert len(cluster.produced) == sends                       # every send counted (produced_count)
     assert len(kept) == PRODUCED_KEPT and kept[0].value == b"m500" and kept[-1].value == f"m{sends - 1}".encode()
     assert [r["value"] for r in state["produced"]][:1] == ["m500"] and len(state["produced"]) == PRODUCED_KEPT

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.inspect.cluster import cluster_state
 from engine.scenarios.runner import load_scenario
 from lab.host import CommandRecord, HostError, Journal, SessionHost, Shape
 from lab.limits import Limits
@@ -262,7 +263,7 @@ def test_load_scenario_plays_a_built_in_scenario_as_the_runner_does(tmp_path: Pa
     while not host.clock()["scenario"]["done"]:
         host.step()
 
-    state = host.cluster.state()
+    state = cluster_state(host.cluster)
     for key in ("events", "name", "step_errors", "step_warnings"):
         state.pop(key, None), expected.pop(key, None)
     assert state == expected

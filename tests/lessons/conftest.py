@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from engine.cluster import Cluster
+from engine.inspect.cluster import cluster_state
 from engine.scenarios.runner import load_scenario, run_scenario
 from lessons import queries
 from lessons.schema import LESSONS_DIR
@@ -90,7 +91,7 @@ class Played:
         return queries.evaluate(query, self.world()).value
 
     def partition(self) -> dict:
-        (partition,) = self.cluster.state()["partitions"]
+        (partition,) = cluster_state(self.cluster)["partitions"]
         return partition
 
     def replica_state(self, broker: int) -> dict:

@@ -17,6 +17,7 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 from pytest_django.fixtures import Settings
 
+from engine.inspect.cluster import cluster_state
 from lab.asgi import application
 from lab.registry import registry
 from lessons.models import LessonProgress
@@ -74,7 +75,7 @@ async def reveal(socket: WebsocketCommunicator, beat: int) -> dict:
 
 
 def host_state(session_id: uuid.UUID) -> dict:
-    return registry.get(session_id).host.cluster.state()
+    return cluster_state(registry.get(session_id).host.cluster)
 
 
 def test_a_wrong_answer_is_judged_by_the_engine_with_its_hint_and_evidence() -> None:

@@ -1,6 +1,6 @@
 """Hidden checks of exercise 02: committed offsets from __consumer_offsets, lag = HW − committed.
 
-The truth is what the groups' coordinators hold (engine.groups.describe), not a re-decoding of
+The truth is what the groups' coordinators hold (engine.inspect.groups), not a re-decoding of
 __consumer_offsets: the checker does not share the learner's method.
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from engine import Cluster
 from engine.clients.consumer_app import PollLoop
-from engine.groups.describe import describe_group
+from engine.inspect.groups import describe_group
 
 PARTITIONS = 4
 CONFIG = {"group.id": "g", "auto.offset.reset": "earliest", "enable.auto.commit": False,

@@ -7,7 +7,7 @@ import pytest
 from engine import Cluster
 from engine.clients.consumer_app import PollLoop
 from engine.groups.assignors import TopicPartition
-from engine.groups.describe import describe_group
+from engine.inspect.groups import describe_group
 
 
 @pytest.fixture

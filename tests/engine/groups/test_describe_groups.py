@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from engine import Cluster
-from engine.groups.describe import consumed, consumer_lag, describe_group, describe_groups
+from engine.inspect.groups import consumed, consumer_lag, describe_group, describe_groups
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine import Cluster
-from engine.groups.describe import describe_group
+from engine.inspect.groups import describe_group
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The consumer-group and delivery-semantics built-in scenarios, each with the outcome it exists to show."""
 from __future__ import annotations
 
-from engine.groups.describe import consumed, describe_groups, processed, sinks
+from engine.inspect.groups import consumed, describe_groups, processed, sinks
 from engine.scenarios import load_scenario, run_scenario
 
 

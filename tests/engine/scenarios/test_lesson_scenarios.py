@@ -19,7 +19,8 @@ import pytest
 from engine import events as ev
 from engine.clients.partitioner import partition_for_key
 from engine.cluster import Cluster
-from engine.groups.describe import consumed, describe_groups
+from engine.inspect.cluster import cluster_state
+from engine.inspect.groups import consumed, describe_groups
 from engine.scenarios import load_scenario, run_scenario
 from engine.scenarios.runner import STEP_META_KEYS, run_step
 from engine.scenarios.schema import check_step
@@ -276,7 +277,7 @@ def test_an_acks0_producer_learns_no_offset_and_never_hears_of_a_lost_record(run
     c = played.cluster
     for broker in (1, 2, 3):
         assert values(c, broker) == ["m1", "m3"]
-    m2 = next(r for r in c.state()["produced"] if r["value"] == "m2")
+    m2 = next(r for r in cluster_state(c)["produced"] if r["value"] == "m2")
     assert m2["acked"] is True and m2["offset"] == -1 and m2["error"] is None
 
 

@@ -21,7 +21,8 @@ import pytest
 
 from engine.clients.partitioner import partition_for_key
 from engine.cluster import Cluster
-from engine.groups.describe import consumed, describe_group
+from engine.inspect.cluster import cluster_state
+from engine.inspect.groups import consumed, describe_group
 from engine.scenarios import load_scenario, run_scenario
 from tests.engine.scenarios.test_lesson_scenarios import Played, play
 
@@ -96,7 +97,7 @@ def test_the_six_keyed_lines_land_two_per_partition_by_key(played):
         assert partition_for_key(key.encode(), 3) == p
         log = part(c, c.leader_of(TOPIC, p), p).log
         assert [r.value.decode() for r in log.records_from(0)][:2] == [f"{key}-1", f"{key}-2"]
-    produced = c.state(with_records=False)["produced"]
+    produced = cluster_state(c, with_records=False)["produced"]
     assert [(r["value"], r["partition"], r["offset"], r["acked"]) for r in produced[:6]] == [
         ("alice-1", 0, 0, True), ("alice-2", 0, 1, True), ("dave-1", 1, 0, True), ("dave-2", 1, 1, True),
         ("carol-1", 2, 0, True), ("carol-2", 2, 1, True)]
@@ -152,7 +153,7 @@ def test_describe_shows_lag_0_0_2_for_the_two_lines_nobody_has_read(played):
     assert described["committed"] == {"mytest-0": 2, "mytest-1": 2, "mytest-2": 2}
     assert described["lag"] == {"mytest-0": 0, "mytest-1": 0, "mytest-2": 2}
     assert sum(described["lag"].values()) == 2
-    produced = played.cluster.state(with_records=False)["produced"]
+    produced = cluster_state(played.cluster, with_records=False)["produced"]
     assert [(r["value"], r["partition"], r["offset"]) for r in produced[6:]] == [("erin-1", 2, 2), ("erin-2", 2, 3)]
 
 

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from engine.cluster import Cluster
 
 
-def _coordinator_of(cluster: Cluster, group: str):
+def coordinator_of(cluster: Cluster, group: str):
     """(broker id or -1, partition or -1, the live coordinator holding the group or None)."""
     info = cluster.topics.get(OFFSETS_TOPIC)
     if info is None:
@@ -56,7 +56,7 @@ def _coordinator_of(cluster: Cluster, group: str):
     return leader, p, coordinator if p in coordinator.loaded else None
 
 
-def _member_names(cluster: Cluster) -> dict[str, str]:
+def member_names(cluster: Cluster) -> dict[str, str]:
     return {c.member_id: name for name, c in cluster.consumers.items() if getattr(c, "member_id", "")}
 
 
@@ -69,14 +69,14 @@ def _high_watermark(cluster: Cluster, topic: str, partition: int) -> int | None:
 
 
 def describe_group(cluster: Cluster, group: str) -> dict:
-    broker, partition, coordinator = _coordinator_of(cluster, group)
+    broker, partition, coordinator = coordinator_of(cluster, group)
     out = {"group": group, "coordinator": broker, "coordinator_partition": partition, "generation": -1,
            "state": "Unknown" if coordinator is None else "Dead", "protocol": None, "members": [],
            "committed": {}, "lag": {}}
     if coordinator is None:
         return out
     state = coordinator.groups.get(group)
-    names = _member_names(cluster)
+    names = member_names(cluster)
     assigned: list[str] = []
     if state is not None:
         out.update(generation=state.generation, state=state.state, protocol=state.protocol_name)
@@ -121,12 +121,12 @@ def consumer_lag(cluster: Cluster, group: str, *, committed: dict[tuple[str, int
                  assigned: list[str] | None = None) -> dict[str, int | None]:
     """Per partition: high watermark − committed offset (None where nothing was committed)."""
     if committed is None:
-        _, _, coordinator = _coordinator_of(cluster, group)
+        _, _, coordinator = coordinator_of(cluster, group)
         committed = {k: o.offset for k, o in coordinator.committed(group).items()} if coordinator else {}
     keys = set(committed)
     for name in assigned or []:
-        topic, _, p = name.rpartition("-")
-        keys.add((topic, int(p)))
+        topic, _, number = name.rpartition("-")
+        keys.add((topic, int(number)))
     lag: dict[str, int | None] = {}
     for topic, p in sorted(keys):
         hw = _high_watermark(cluster, topic, p)
@@ -137,7 +137,7 @@ def consumer_lag(cluster: Cluster, group: str, *, committed: dict[tuple[str, int
 
 def group_ids(cluster: Cluster) -> list[str]:
     """Groups the cluster's consumers use or a live coordinator holds."""
-    ids = {c.group_id for c in cluster.consumers.values() if getattr(c, "group_id", None)}
+    ids = {c.group_id for c in cluster.consumers.values() if c.group_id}
     for broker in cluster.brokers.values():
         if broker.alive:
             ids.update(broker.groups.groups)

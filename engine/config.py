@@ -1,0 +1,96 @@
+"""A cluster's settings: the brokers' (Kafka's names and defaults), the lab's own, and the topic defaults.
+
+    broker, lab, topic_defaults = split_config({"replica.lag.time.max.ms": 10000, "truncation": "hw",
+                                                "retention.ms": 60000})
+
+A lab cluster is configured by one flat dict under Kafka's dotted names (a scenario's `config`, the
+lab's form). `split_config` sorts it: broker settings (server.properties: `BrokerConfig`), how the lab
+runs the cluster (`ClusterConfig`: not Kafka settings) and topic-level defaults (the `log.*` keys a
+broker gives topics that do not set them, under their topic-level names). Text values are parsed
+to the field's type, since JSON files and forms give text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from engine.common.config_values import field_kind, parse_config_value
+from engine.metadata.zk import NOT_LOG_CONFIGS
+from engine.storage.errors import InvalidConfigError
+from engine.storage.log_config import LogConfig
+
+TOPIC_LEVEL_KEYS = set(LogConfig().to_dict()) | set(NOT_LOG_CONFIGS)
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Broker settings, under Kafka's names with dots turned into underscores; Kafka's defaults."""
+    replica_lag_time_max_ms: int = 30000
+    replica_fetch_wait_max_ms: int = 500
+    replica_fetch_min_bytes: int = 1
+    replica_fetch_max_bytes: int = 1048576
+    replica_fetch_response_max_bytes: int = 10485760
+    replica_fetch_backoff_ms: int = 1000
+    replica_socket_timeout_ms: int = 30000
+    replica_high_watermark_checkpoint_interval_ms: int = 5000
+    log_flush_offset_checkpoint_interval_ms: int = 60000
+    log_retention_check_interval_ms: int = 300000
+    min_insync_replicas: int = 1
+    unclean_leader_election_enable: bool = False
+    request_timeout_ms: int = 30000
+    zookeeper_session_timeout_ms: int = 18000
+    offsets_topic_num_partitions: int = 50
+    offsets_topic_replication_factor: int = 3
+    offsets_commit_timeout_ms: int = 5000
+    group_initial_rebalance_delay_ms: int = 3000
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1800000
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """How the lab runs the cluster (not Kafka settings)."""
+    truncation: str = "leader-epoch"
+    fsync: bool = False            # real fsync on flush; crashes are simulated, so off by default
+    network_min_delay_ms: int = 1
+    network_max_delay_ms: int = 3
+    network_loss_rate: float = 0.0
+
+
+def split_config(config: dict | None) -> tuple[BrokerConfig, ClusterConfig, dict]:
+    """Sort a flat config dict into broker settings, lab settings and topic defaults."""
+    broker_fields = {f.name for f in fields(BrokerConfig)}
+    broker, lab, topic = {}, {}, {}
+    for key, value in (config or {}).items():
+        name = key.replace(".", "_")
+        if key.startswith("network.") or key in ("truncation", "fsync"):
+            lab[name] = value
+        elif name in broker_fields and key not in NOT_LOG_CONFIGS:
+            broker[name] = value
+        elif key in TOPIC_LEVEL_KEYS:
+            topic[key] = value
+        else:
+            raise InvalidConfigError(f"Unknown cluster config '{key}'")
+    if "min.insync.replicas" in topic:
+        broker["min_insync_replicas"] = topic["min.insync.replicas"]
+    if "unclean.leader.election.enable" in topic:
+        broker["unclean_leader_election_enable"] = topic["unclean.leader.election.enable"]
+    LogConfig.from_dict(topic)   # topic defaults within LogConfig's bounds now, not at the first create_topic
+    return BrokerConfig(**_typed(BrokerConfig, broker)), ClusterConfig(**_typed(ClusterConfig, lab)), topic
+
+
+def check_topic_config(config: dict) -> None:
+    """A topic's config (its defaults merged with what create_topic was given): every key a topic-level
+    config, every value within its bounds. InvalidConfigError otherwise."""
+    LogConfig.from_dict(config)
+    for key in config:
+        if key not in TOPIC_LEVEL_KEYS:
+            raise InvalidConfigError(f"Unknown topic config '{key}'")
+    if "min.insync.replicas" in config and int(config["min.insync.replicas"]) < 1:
+        raise InvalidConfigError("min.insync.replicas must be at least 1")
+
+
+def _typed(config_class: type, values: dict) -> dict:
+    """Values as the config class's field types (JSON files and forms give text)."""
+    kinds = {f.name: field_kind(f.type) for f in fields(config_class)}
+    return {name: parse_config_value(name.replace("_", "."), raw, kinds[name], InvalidConfigError)
+            for name, raw in values.items()}
