@@ -28,7 +28,7 @@ from typing import TextIO
 
 from engine import persistence
 from engine.cluster import Cluster, ClusterError
-from engine.common.errors import KafkaError
+from engine.common.errors import Errors, KafkaError
 
 DEFAULT_DIR = "lab-cluster"
 INTERNAL_TOPICS = ("__consumer_offsets",)
@@ -179,7 +179,7 @@ def cmd_console_consumer(args: argparse.Namespace, out: TextIO, err: TextIO) -> 
 def _consume_without_group(cluster: Cluster, args: argparse.Namespace) -> list:
     info = cluster.topics.get(args.topic)
     if info is None:
-        raise ClusterError(f"Topic {args.topic} does not exist", "UNKNOWN_TOPIC_OR_PARTITION")
+        raise ClusterError(f"Topic {args.topic} does not exist", Errors.UNKNOWN_TOPIC_OR_PARTITION)
     partitions = [args.partition] if args.partition is not None else range(info.partitions)
     records = []
     for p in partitions:
@@ -225,9 +225,9 @@ def _offset_for_time(partition, time_arg: str) -> int:
             timestamp = int(time_arg)
         except ValueError:
             raise ClusterError(f"--time must be -1/latest, -2/earliest, -3/max-timestamp or a timestamp in ms, "
-                               f"not {time_arg!r}", "INVALID_REQUEST") from None
+                               f"not {time_arg!r}", Errors.INVALID_REQUEST) from None
     answer = offset_for(partition, ListOffsetsPartition(partition.topic, partition.partition, timestamp), -1)
-    if answer.error != "NONE":
+    if answer.error != Errors.NONE:
         raise ClusterError(f"ListOffsets failed: {answer.error}", answer.error)
     return answer.offset
 
@@ -268,7 +268,7 @@ def _parse_assignment(text: str) -> list[list[int]]:
     """kafka-topics' --replica-assignment: "1:2,2:3,3:1" — partitions by comma, replicas by colon."""
     if not re.fullmatch(r"\d+(:\d+)*(,\d+(:\d+)*)*", text):
         raise ClusterError(f"Invalid --replica-assignment {text!r} (expected e.g. 1:2,2:3)",
-                           "INVALID_REPLICA_ASSIGNMENT")
+                           Errors.INVALID_REPLICA_ASSIGNMENT)
     return [[int(b) for b in part.split(":")] for part in text.split(",")]
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from engine import persistence
 from engine.cluster import Cluster, ClusterError
+from engine.common.errors import Errors
 from engine.inspect.groups import describe_group, group_ids
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ IDLE_POLLS = 3
 
 def consume_with_group(cluster: Cluster, args: argparse.Namespace) -> list[ConsumedRecord]:
     if args.topic not in cluster.topics:
-        raise ClusterError(f"Topic {args.topic} does not exist", "UNKNOWN_TOPIC_OR_PARTITION")
+        raise ClusterError(f"Topic {args.topic} does not exist", Errors.UNKNOWN_TOPIC_OR_PARTITION)
     consumer = cluster.consumer("console-consumer", {
         "group.id": args.group, "client.id": "console-consumer",
         "auto.offset.reset": "earliest" if args.from_beginning else "latest",

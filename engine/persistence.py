@@ -21,6 +21,7 @@ from dataclasses import asdict
 
 from engine import events as ev
 from engine.cluster import Cluster, ClusterError
+from engine.common.errors import Errors
 from engine.metadata import zk
 from engine.storage.checkpoints import write_atomically
 
@@ -36,7 +37,7 @@ def exists(data_dir: str) -> bool:
 def create(data_dir: str, *, brokers: int = 3, seed: int = 0, config: dict | None = None,
            truncation: str = "leader-epoch", on_event: Callable[[ev.Event], None] | None = None) -> Cluster:
     if exists(data_dir):
-        raise ClusterError(f"{data_dir} already holds a lab cluster", "INVALID_REQUEST")
+        raise ClusterError(f"{data_dir} already holds a lab cluster", Errors.INVALID_REQUEST)
     cluster = Cluster(brokers, data_dir, seed, config=config, truncation=truncation, on_event=on_event)
     cluster.shape = {"brokers": brokers, "seed": seed, "config": dict(config or {}), "truncation": truncation}
     save(cluster)
@@ -64,9 +65,9 @@ def open_cluster(data_dir: str, *, on_event: Callable[[ev.Event], None] | None =
         with open(os.path.join(data_dir, STORE_FILE), encoding="utf-8") as f:
             nodes = json.load(f)
     except FileNotFoundError:
-        raise ClusterError(f"No lab cluster in {data_dir} (create one first)", "INVALID_REQUEST") from None
+        raise ClusterError(f"No lab cluster in {data_dir} (create one first)", Errors.INVALID_REQUEST) from None
     if saved.get("version") != FORMAT_VERSION:
-        raise ClusterError(f"{data_dir}: unknown cluster format {saved.get('version')!r}", "INVALID_REQUEST")
+        raise ClusterError(f"{data_dir}: unknown cluster format {saved.get('version')!r}", Errors.INVALID_REQUEST)
 
     def restore(cluster: Cluster) -> None:
         cluster.scheduler.advance_to(int(saved["now_ms"]))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.cluster import Cluster, ClusterError
+from engine.common.errors import Errors
 from engine.storage.errors import OffsetOutOfRangeError
 from engine.topic_pattern import TopicPattern
 
@@ -52,7 +53,7 @@ def list_partitions(cluster: Cluster, topics: list[str] | None = None, pattern: 
     out = []
     for topic in names:
         if topic not in cluster.topics:
-            raise ClusterError(f"Topic '{topic}' does not exist", "UNKNOWN_TOPIC_OR_PARTITION")
+            raise ClusterError(f"Topic '{topic}' does not exist", Errors.UNKNOWN_TOPIC_OR_PARTITION)
         for p in range(cluster.topics[topic].partitions):
             leader = cluster.leader_of(topic, p)
             part = cluster.brokers[leader].partitions.get((topic, p)) if leader >= 0 else None
@@ -68,17 +69,17 @@ def read_committed(cluster: Cluster, topic: str, partition: int, offset: int,
     """Whole batches from `offset`, below the leader's HW. Raises ClusterError
     (OFFSET_OUT_OF_RANGE, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION)."""
     if topic not in cluster.topics or not 0 <= partition < cluster.topics[topic].partitions:
-        raise ClusterError(f"Unknown topic-partition {topic}-{partition}", "UNKNOWN_TOPIC_OR_PARTITION")
+        raise ClusterError(f"Unknown topic-partition {topic}-{partition}", Errors.UNKNOWN_TOPIC_OR_PARTITION)
     leader = cluster.leader_of(topic, partition)
     part = cluster.brokers[leader].partitions.get((topic, partition)) if leader >= 0 else None
     if part is None or part.role != "leader":
-        raise ClusterError(f"{topic}-{partition} has no leader right now", "LEADER_NOT_AVAILABLE")
+        raise ClusterError(f"{topic}-{partition} has no leader right now", Errors.LEADER_NOT_AVAILABLE)
     log, hw = part.log, part.high_watermark
     if offset < log.log_start_offset or offset > hw:
         raise ClusterError(f"Offset {offset} is out of range for {topic}-{partition}: committed records "
-                           f"are [{log.log_start_offset}, {hw})", "OFFSET_OUT_OF_RANGE")
+                           f"are [{log.log_start_offset}, {hw})", Errors.OFFSET_OUT_OF_RANGE)
     try:
         data = log.read_batches(offset, min(max(max_bytes, 1), MAX_READ_BYTES), max_offset=hw)
     except OffsetOutOfRangeError as error:
-        raise ClusterError(str(error), "OFFSET_OUT_OF_RANGE") from None
+        raise ClusterError(str(error), Errors.OFFSET_OUT_OF_RANGE) from None
     return CommittedBatches(data.records, data.next_offset, log.log_start_offset, hw)

@@ -22,12 +22,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlparse
 
 from engine.cluster import Cluster, ClusterError
+from engine.common.errors import Errors
 from engine.read_api import list_partitions, read_committed
 
 PARTITIONS = re.compile(r"^/api/v1/sessions/([^/]+)/partitions$")
 RECORDS = re.compile(r"^/api/v1/sessions/([^/]+)/topics/([^/]+)/partitions/(\d+)/records$")
 IDLE_CONNECTION_TIMEOUT_S = 60
-STATUS = {"UNKNOWN_TOPIC_OR_PARTITION": 404, "OFFSET_OUT_OF_RANGE": 416, "LEADER_NOT_AVAILABLE": 503}
+STATUS = {Errors.UNKNOWN_TOPIC_OR_PARTITION: 404, Errors.OFFSET_OUT_OF_RANGE: 416, Errors.LEADER_NOT_AVAILABLE: 503}
 
 
 def handle(cluster_for: Callable[[str], Cluster | None], path: str, query: dict[str, list[str]]
@@ -53,15 +54,15 @@ def handle(cluster_for: Callable[[str], Cluster | None], path: str, query: dict[
                          "X-Kafka-Lab-Next-Offset": str(got.next_offset)}, got.records
         return _json(404, {"error": "NOT_FOUND", "message": f"No such API route: {path}"})
     except ClusterError as error:
-        return _json(STATUS.get(error.kafka_name, 400), {"error": error.kafka_name, "message": str(error)})
+        return _json(STATUS.get(error.error, 400), {"error": error.kafka_name, "message": str(error)})
     except (ValueError, re.error) as error:
-        return _json(400, {"error": "INVALID_REQUEST", "message": str(error)})
+        return _json(400, {"error": Errors.INVALID_REQUEST, "message": str(error)})
 
 
 def _cluster(cluster_for: Callable[[str], Cluster | None], session: str) -> Cluster:
     cluster = cluster_for(session)
     if cluster is None:
-        raise ClusterError(f"No lab session {session}", "UNKNOWN_SESSION")
+        raise ClusterError(f"No lab session {session}", Errors.UNKNOWN_SESSION)
     return cluster
 
 

@@ -75,7 +75,7 @@ from engine.protocol import (
 )
 from engine.replication.controller import Controller
 from engine.replication.fetcher import ReplicaFetcher
-from engine.replication.partition import NOT_LEADER, Partition
+from engine.replication.partition import Partition
 from engine.storage import checkpoints, log_events
 from engine.storage.leader_epoch_cache import LeaderEpochCache
 from engine.storage.log import Log
@@ -411,14 +411,14 @@ class Broker:
         for topic in topics:
             count = zk.partition_count(self.store, topic)
             if count == 0:
-                out.append(TopicMetadata(topic, "UNKNOWN_TOPIC_OR_PARTITION"))
+                out.append(TopicMetadata(topic, Errors.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             parts = []
             for p in range(count):
                 state = zk.partition_state(self.store, topic, p) or {}
                 parts.append(PartitionMetadata(p, state.get("leader", -1), state.get("leader_epoch", -1),
                                                list(state.get("replicas", [])), list(state.get("isr", []))))
-            out.append(TopicMetadata(topic, "NONE", parts))
+            out.append(TopicMetadata(topic, Errors.NONE, parts))
         respond(MetadataResponse(sorted(zk.registrations(self.store)), zk.controller_id(self.store), out),
                 {"topics": topics})
 
@@ -459,7 +459,7 @@ class Broker:
                                         one.log_start_offset),
                         {"request_id": request.request_id, "error": one.error, "base_offset": one.base_offset})
             else:
-                respond(ProduceResponse(request.request_id, "", -1, "NONE", partitions=list(answers)),
+                respond(ProduceResponse(request.request_id, "", -1, Errors.NONE, partitions=list(answers)),
                         {"request_id": request.request_id,
                          "partitions": [{"topic": a.topic, "partition": a.partition, "error": a.error,
                                          "base_offset": a.base_offset} for a in answers]})
@@ -475,15 +475,15 @@ class Broker:
                 # ReplicaManager.appendToLocalLog, before any leadership check: a client may not append
                 # to an internal topic (the group coordinator writes __consumer_offsets straight to its
                 # partition). Kafka lets the admin client's id through; the engine lets no client.
-                answer("INVALID_TOPIC_EXCEPTION", -1, partition=None)
+                answer(Errors.INVALID_TOPIC_EXCEPTION, -1, partition=None)
                 continue
             if partition is None:
-                answer(NOT_LEADER, -1)
+                answer(Errors.NOT_LEADER_OR_FOLLOWER, -1)
                 continue
             result = partition.append_as_leader(item.records, request.acks)
-            if result.error == "NONE":
+            if result.error == Errors.NONE:
                 self.complete_delayed_fetches(item.topic, item.partition)
-            if result.error != "NONE" or request.acks != -1:
+            if result.error != Errors.NONE or request.acks != -1:
                 answer(result.error, result.base_offset)
             else:
                 partition.wait_for_acks(result, answer, request.timeout_ms)
@@ -491,7 +491,7 @@ class Broker:
     # -- Fetch (leader side) ----------------------------------------------------------------
     def _handle_fetch(self, src: str, request: FetchRequest, respond) -> None:
         datas = self._read_for_fetch(request, update_followers=True)
-        has_data = any(d.records or d.error != "NONE" for d in datas)
+        has_data = any(d.records or d.error != Errors.NONE for d in datas)
         if has_data or request.max_wait_ms <= 0:
             self._respond_fetch(datas, respond)
             return
@@ -505,23 +505,23 @@ class Broker:
         for fp in request.partitions:
             partition = self.partitions.get((fp.topic, fp.partition))
             if partition is None or partition.role != "leader":
-                out.append(FetchPartitionData(fp.topic, fp.partition, NOT_LEADER))
+                out.append(FetchPartitionData(fp.topic, fp.partition, Errors.NOT_LEADER_OR_FOLLOWER))
                 continue
             if fp.current_leader_epoch >= 0 and fp.current_leader_epoch != partition.leader_epoch:
-                error = "FENCED_LEADER_EPOCH" if fp.current_leader_epoch < partition.leader_epoch \
-                    else "UNKNOWN_LEADER_EPOCH"
+                error = Errors.FENCED_LEADER_EPOCH if fp.current_leader_epoch < partition.leader_epoch \
+                    else Errors.UNKNOWN_LEADER_EPOCH
                 out.append(FetchPartitionData(fp.topic, fp.partition, error))
                 continue
             log = partition.log
             if fp.fetch_offset < log.log_start_offset or fp.fetch_offset > log.log_end_offset:
-                out.append(FetchPartitionData(fp.topic, fp.partition, "OFFSET_OUT_OF_RANGE",
+                out.append(FetchPartitionData(fp.topic, fp.partition, Errors.OFFSET_OUT_OF_RANGE,
                                               partition.high_watermark, log.log_start_offset, log.log_end_offset))
                 continue
             # Kafka reads first, then updates the follower's state: the HW in this answer is the
             # one from before this fetch moved it, which is why HW reaches followers a fetch late.
             max_offset = None if request.replica_id >= 0 else partition.high_watermark
             data = log.read_batches(fp.fetch_offset, fp.partition_max_bytes, max_offset=max_offset)
-            out.append(FetchPartitionData(fp.topic, fp.partition, "NONE", partition.high_watermark,
+            out.append(FetchPartitionData(fp.topic, fp.partition, Errors.NONE, partition.high_watermark,
                                           log.log_start_offset, log.log_end_offset, data.records))
             if update_followers and request.replica_id >= 0:
                 partition.on_follower_fetch(request.replica_id, fp.fetch_offset)
@@ -553,12 +553,12 @@ class Broker:
         for q in request.partitions:
             partition = self.partitions.get((q.topic, q.partition))
             if partition is None or partition.role != "leader":
-                out.append(EpochEndOffset(q.topic, q.partition, NOT_LEADER))
+                out.append(EpochEndOffset(q.topic, q.partition, Errors.NOT_LEADER_OR_FOLLOWER))
             elif q.current_leader_epoch != partition.leader_epoch:
-                out.append(EpochEndOffset(q.topic, q.partition, "FENCED_LEADER_EPOCH"))
+                out.append(EpochEndOffset(q.topic, q.partition, Errors.FENCED_LEADER_EPOCH))
             else:
                 epoch, end = partition.epoch_cache.end_offset_for(q.leader_epoch, partition.log_end_offset)
-                out.append(EpochEndOffset(q.topic, q.partition, "NONE", epoch, end))
+                out.append(EpochEndOffset(q.topic, q.partition, Errors.NONE, epoch, end))
         return OffsetsForLeaderEpochResponse(out)
 
     # -- LeaderAndIsr -----------------------------------------------------------------------

@@ -30,6 +30,7 @@ from engine.clients.consumer_state import (RETRIABLE_ERRORS, CommitFailedError, 
                                            ConsumerConfig, ConsumerMetadata, ConsumerTimeoutError, IllegalStateError,
                                            KafkaClientError, NoOffsetForPartitionError, RebalanceInProgressError,
                                            SubscriptionState, as_dicts, as_topic_partition)
+from engine.common.errors import Errors
 from engine.groups.assignors import TopicPartition
 from engine.groups.protocol import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsPartition, ListOffsetsRequest
 from engine.node import Node, World
@@ -37,8 +38,8 @@ from engine.protocol import MetadataRequest
 from engine.topic_pattern import TopicPattern
 
 DEFAULT_POLL_TIMEOUT_MS = 1000
-ERRORS = {"COMMIT_FAILED": CommitFailedError, "REBALANCE_IN_PROGRESS": RebalanceInProgressError,
-          "NO_OFFSET_FOR_PARTITION": NoOffsetForPartitionError}
+ERRORS = {Errors.COMMIT_FAILED: CommitFailedError, Errors.REBALANCE_IN_PROGRESS: RebalanceInProgressError,
+          Errors.NO_OFFSET_FOR_PARTITION: NoOffsetForPartitionError}
 
 
 class Consumer:
@@ -149,7 +150,7 @@ class Consumer:
         self._check_usable()
         if self.coordinator is None:
             raise KafkaClientError("To use the group management or offset commit APIs, you must provide a "
-                                   "valid group.id in the consumer configuration.", "INVALID_GROUP_ID")
+                                   "valid group.id in the consumer configuration.", Errors.INVALID_GROUP_ID)
         if self.subscriptions.mode == "assigned":
             raise IllegalStateError("Subscription to topics, partitions and pattern are mutually exclusive")
         if (topics is None) == (pattern is None):
@@ -277,7 +278,7 @@ class Consumer:
             m.next_attempt_ms = self.now_ms + self.config.retry_backoff_ms
             return
         m.brokers = list(answer.brokers) or m.brokers
-        m.partitions = {t.topic: list(t.partitions) for t in answer.topics if t.error == "NONE"}
+        m.partitions = {t.topic: list(t.partitions) for t in answer.topics if t.error == Errors.NONE}
         m.last_refresh_ms, m.need_update = self.now_ms, False
         m.version += 1
         if self.subscriptions.mode == "pattern":
@@ -334,14 +335,14 @@ class Consumer:
             self._wait(self.coordinator.ensure_coordinator, max(0, deadline - self.now_ms), "the coordinator was found")
             if self.coordinator.fetch_committed(wanted, answers.append):
                 self._wait(lambda: bool(answers), max(0, deadline - self.now_ms), "the committed offsets were fetched")
-                if answers[0] is not None and answers[0].error == "NONE":
+                if answers[0] is not None and answers[0].error == Errors.NONE:
                     found = {TopicPartition(p.topic, p.partition): p.committed_offset for p in answers[0].partitions}
                     return {tp: (found[tp] if found.get(tp, -1) >= 0 else None) for tp in wanted}
 
     def _require_group(self) -> None:
         if self.coordinator is None:
             raise KafkaClientError("To use the group management or offset commit APIs, you must provide a "
-                                   "valid group.id in the consumer configuration.", "INVALID_GROUP_ID")
+                                   "valid group.id in the consumer configuration.", Errors.INVALID_GROUP_ID)
 
     # -- positions ----------------------------------------------------------------------------
     def position(self, partition, timeout_ms: int | None = None) -> int:
@@ -431,7 +432,7 @@ class Consumer:
             self._wait(lambda: len(answers) == sent, max(0, deadline - self.now_ms), "the offsets were listed")
             for answer in answers:
                 for p in getattr(answer, "partitions", None) or []:
-                    if p.error == "NONE":
+                    if p.error == Errors.NONE:
                         found[TopicPartition(p.topic, p.partition)] = (p.offset, p.timestamp)
             if len(found) < len(wanted):
                 self.metadata.need_update = True

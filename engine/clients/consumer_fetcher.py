@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine import events as ev
+from engine.common.errors import Errors
 from engine.storage.batch_records import (HEADERS, INT64_MAX, KEY, LEADER_EPOCH, OFFSET, TIMESTAMP, VALUE,
                                           Constant, decode_records, record_shape)
 from engine.clients.consumer_state import ConsumedRecord
@@ -29,8 +30,9 @@ from engine.protocol import CONSUMER_REPLICA_ID, FetchPartition, FetchRequest
 if TYPE_CHECKING:
     from engine.clients.consumer import Consumer
 
-STALE_METADATA_ERRORS = frozenset({"NOT_LEADER_OR_FOLLOWER", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH",
-                                   "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE"})
+STALE_METADATA_ERRORS = frozenset({Errors.NOT_LEADER_OR_FOLLOWER, Errors.FENCED_LEADER_EPOCH,
+                                   Errors.UNKNOWN_LEADER_EPOCH, Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                                   Errors.LEADER_NOT_AVAILABLE})
 RESET_TIMESTAMPS = {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP}
 
 
@@ -70,7 +72,7 @@ class Fetcher:
     def _on_committed(self, asked: list[TopicPartition], answer) -> None:
         self._offset_fetch_in_flight = False
         self.consumer.wake()
-        if answer is None or answer.error != "NONE":
+        if answer is None or answer.error != Errors.NONE:
             return                           # asked again on the next poll
         assignment = self.consumer.subscriptions.assignment
         found = {TopicPartition(p.topic, p.partition): p for p in answer.partitions}
@@ -91,7 +93,7 @@ class Fetcher:
         if not partitions:
             return
         if strategy == "none":
-            self.consumer.fail("NO_OFFSET_FOR_PARTITION",
+            self.consumer.fail(Errors.NO_OFFSET_FOR_PARTITION,
                                f"Undefined offset with no reset policy for partitions: "
                                f"{', '.join(str(tp) for tp in sorted(partitions))}")
             return
@@ -137,7 +139,7 @@ class Fetcher:
             state = self.consumer.subscriptions.assignment.get(tp)
             if state is None or state.reset_strategy != strategies.get(tp):
                 continue
-            if result.error == "NONE":
+            if result.error == Errors.NONE:
                 state.position, state.position_epoch, state.reset_strategy = result.offset, result.leader_epoch, None
                 self.consumer.publish(ev.OffsetsReset(consumer=self.consumer.name, topic=tp.topic,
                                                       partition=tp.partition, strategy=strategies[tp],
@@ -190,18 +192,18 @@ class Fetcher:
             state = assignment.get(tp)
             if state is None or state.position != sent.get(tp):
                 continue                      # revoked or moved since the request left
-            if data.error == "NONE":
+            if data.error == Errors.NONE:
                 state.high_watermark = data.high_watermark
                 records = _decode(data.topic, data.partition, data.records, state.position)
                 if records:
                     self._completed.append(CompletedFetch(tp, state.position, records))
                     got_records = True
-            elif data.error == "OFFSET_OUT_OF_RANGE":
+            elif data.error == Errors.OFFSET_OUT_OF_RANGE:
                 state.position = None
                 self._request_reset([tp])
             elif data.error in STALE_METADATA_ERRORS:
                 self.consumer.metadata.need_update = True
-        if got_records or any(d.error != "NONE" for d in answer.partitions):
+        if got_records or any(d.error != Errors.NONE for d in answer.partitions):
             self.consumer.wake()
 
     def drop_buffered(self, tp: TopicPartition) -> None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Callable
 
 from engine import events as ev
 from engine.clients.consumer_state import RETRIABLE_ERRORS
+from engine.common.errors import Errors
 from engine.groups.assignors import ASSIGNORS, TopicPartition
 from engine.groups.consumer_protocol import (STICKY, decode_assignment, decode_subscription, encode_assignment,
                                              encode_sticky_user_data, encode_subscription)
@@ -46,8 +47,9 @@ COMPLETING_REBALANCE = "COMPLETING_REBALANCE"
 STABLE = "STABLE"
 COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
 JOIN_GROUP_TIMEOUT_LAPSE_MS = 5000     # JoinGroup waits up to the rebalance timeout, plus this
-FATAL_JOIN_ERRORS = frozenset({"INCONSISTENT_GROUP_PROTOCOL", "INVALID_SESSION_TIMEOUT", "GROUP_MAX_SIZE_REACHED",
-                               "INVALID_GROUP_ID", "GROUP_AUTHORIZATION_FAILED", "FENCED_INSTANCE_ID"})
+FATAL_JOIN_ERRORS = frozenset({Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_SESSION_TIMEOUT,
+                               Errors.GROUP_MAX_SIZE_REACHED, Errors.INVALID_GROUP_ID,
+                               Errors.GROUP_AUTHORIZATION_FAILED, Errors.FENCED_INSTANCE_ID})
 
 
 def _names(partitions) -> list[str]:
@@ -210,14 +212,14 @@ class ConsumerCoordinator:
 
     def _on_find_answer(self, broker: int, answer) -> None:
         self._find_in_flight = False
-        if answer is None or answer.error != "NONE":
+        if answer is None or answer.error != Errors.NONE:
             if answer is None:
                 self.consumer.broker_unreachable(broker)
             self._find_failures += 1
             self._next_find_ms = self.consumer.now_ms + self.consumer.backoff_ms(self._find_failures)
             self._arm_tick(self._next_find_ms)
             # No answer: Kafka's lookup future fails with a DisconnectException (retriable).
-            self._complete_lookup("COORDINATOR_NOT_AVAILABLE" if answer is None else answer.error)
+            self._complete_lookup(Errors.COORDINATOR_NOT_AVAILABLE if answer is None else answer.error)
             return
         self._find_failures = 0
         self.coordinator = answer.node_id
@@ -311,7 +313,7 @@ class ConsumerCoordinator:
             self.state = UNJOINED
             return
         error = answer.error
-        if error == "NONE":
+        if error == Errors.NONE:
             self.member_id, self.generation = answer.member_id, answer.generation_id
             self.protocol = answer.protocol_name
             self.state = COMPLETING_REBALANCE
@@ -323,12 +325,12 @@ class ConsumerCoordinator:
                 assignments = []
             self._send_sync(assignments)
             self._arm_tick()
-        elif error == "MEMBER_ID_REQUIRED":
+        elif error == Errors.MEMBER_ID_REQUIRED:
             self.member_id = answer.member_id
             self._send_join()                # straight back, with the id (KIP-394)
-        elif error in ("UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION"):
-            self.reset_generation(f"JoinGroup answered {error}", reset_member_id=error == "UNKNOWN_MEMBER_ID")
-        elif error in ("COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR"):
+        elif error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+            self.reset_generation(f"JoinGroup answered {error}", reset_member_id=error == Errors.UNKNOWN_MEMBER_ID)
+        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
             self.state = UNJOINED
             self.mark_coordinator_unknown(f"JoinGroup answered {error}")
         elif error in FATAL_JOIN_ERRORS:
@@ -369,18 +371,18 @@ class ConsumerCoordinator:
             self.state = UNJOINED
             return
         error = answer.error
-        if error == "NONE":
+        if error == Errors.NONE:
             self.state = STABLE
             self.rejoin_needed = False
             self.needs_join_prepare = True
             self._session_start_ms = self.consumer.now_ms
             self._pending_assignment = (generation, self.member_id, self.protocol, decode_assignment(answer.assignment))
-        elif error == "REBALANCE_IN_PROGRESS":
+        elif error == Errors.REBALANCE_IN_PROGRESS:
             self.state = UNJOINED
             self.request_rejoin("SyncGroup answered REBALANCE_IN_PROGRESS")
-        elif error in ("UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION"):
-            self.reset_generation(f"SyncGroup answered {error}", reset_member_id=error == "UNKNOWN_MEMBER_ID")
-        elif error in ("COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR"):
+        elif error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+            self.reset_generation(f"SyncGroup answered {error}", reset_member_id=error == Errors.UNKNOWN_MEMBER_ID)
+        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
             self.state = UNJOINED
             self.mark_coordinator_unknown(f"SyncGroup answered {error}")
         else:
@@ -453,17 +455,17 @@ class ConsumerCoordinator:
             return
         error = answer.error
         unchanged = generation == self.generation and member_id == self.member_id
-        if error == "NONE":
+        if error == Errors.NONE:
             self._session_start_ms = now
-        elif error == "REBALANCE_IN_PROGRESS":
+        elif error == Errors.REBALANCE_IN_PROGRESS:
             self._session_start_ms = now     # keep heartbeating while the group rebalances
             if self.state == STABLE:
                 self.request_rejoin("group is already rebalancing")
                 self.consumer.wake()
-        elif error in ("COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR"):
+        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
             self.mark_coordinator_unknown(f"Heartbeat answered {error}")
-        elif error in ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID") and unchanged:
-            self.reset_generation(f"Heartbeat answered {error}", reset_member_id=error != "ILLEGAL_GENERATION")
+        elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID) and unchanged:
+            self.reset_generation(f"Heartbeat answered {error}", reset_member_id=error != Errors.ILLEGAL_GENERATION)
             self.consumer.wake()
         else:
             self._next_heartbeat_ms = now + self.config.retry_backoff_ms
@@ -514,14 +516,14 @@ class ConsumerCoordinator:
         """sendOffsetCommitRequest: the generation as it stands when the request goes out."""
         if self.consumer.subscriptions.auto_assigned:
             if self.state != STABLE:
-                failed("REBALANCE_IN_PROGRESS" if self.state in (PREPARING_REBALANCE, COMPLETING_REBALANCE)
-                       else "COMMIT_FAILED")
+                failed(Errors.REBALANCE_IN_PROGRESS if self.state in (PREPARING_REBALANCE, COMPLETING_REBALANCE)
+                       else Errors.COMMIT_FAILED)
                 return
             generation, member_id = self.generation, self.member_id
         else:
             generation, member_id = -1, UNKNOWN_MEMBER_ID
         if self.coordinator is None:   # lost again since the lookup
-            failed("COORDINATOR_NOT_AVAILABLE")
+            failed(Errors.COORDINATOR_NOT_AVAILABLE)
             return
         parts = [OffsetCommitPartition(tp.topic, tp.partition, offset, epoch)
                  for tp, (offset, epoch) in sorted(offsets.items())]
@@ -532,17 +534,18 @@ class ConsumerCoordinator:
                                       "offsets": {str(tp): o for tp, (o, _) in sorted(offsets.items())}})
 
     def _on_commit_answer(self, generation: int, answer, callback, failed) -> None:
-        error = "REQUEST_TIMED_OUT" if answer is None else answer.error
-        if error == "NONE":
+        error = Errors.REQUEST_TIMED_OUT if answer is None else answer.error
+        if error == Errors.NONE:
             callback(None)
             return
-        if error in ("COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR"):
+        if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
             self.mark_coordinator_unknown(f"OffsetCommit answered {error}")
-        elif error in ("UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION"):
+        elif error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
             if generation == self.generation:
-                self.reset_generation(f"OffsetCommit answered {error}", reset_member_id=error == "UNKNOWN_MEMBER_ID")
-            error = "COMMIT_FAILED"
-        elif error == "REBALANCE_IN_PROGRESS":
+                self.reset_generation(f"OffsetCommit answered {error}",
+                                      reset_member_id=error == Errors.UNKNOWN_MEMBER_ID)
+            error = Errors.COMMIT_FAILED
+        elif error == Errors.REBALANCE_IN_PROGRESS:
             self.request_rejoin("OffsetCommit answered REBALANCE_IN_PROGRESS")
         failed(error)
 

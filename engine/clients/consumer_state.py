@@ -62,8 +62,9 @@ class ConsumerTimeoutError(KafkaClientError):
     error = Errors.TIMEOUT
 
 
-RETRIABLE_ERRORS = frozenset({"COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS",
-                              "REQUEST_TIMED_OUT", "UNKNOWN_TOPIC_OR_PARTITION", "NOT_LEADER_OR_FOLLOWER"})
+RETRIABLE_ERRORS = frozenset({Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR,
+                              Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.REQUEST_TIMED_OUT,
+                              Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER})
 
 
 # -- configuration -----------------------------------------------------------------------------

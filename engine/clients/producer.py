@@ -348,7 +348,7 @@ class Producer:
         if self.closed or self.crashed:
             raise ProducerError(f"Cannot send after {self.node} was {'closed' if self.closed else 'crashed'}")
         if partition is not None and partition < 0:
-            raise ProducerError(f"Invalid partition: {partition}", "INVALID_REQUEST")
+            raise ProducerError(f"Invalid partition: {partition}", Errors.INVALID_REQUEST)
 
     def _take(self, record: ProducedRecord, partition: int | None, deadline_ms: int,
               route: _Route | None = None) -> None:
@@ -379,7 +379,7 @@ class Producer:
                 metadata.wanted.discard(topic)
             if not known:
                 raise ProducerError(f"Topic {topic} not present in metadata after {self.config.max_block_ms} ms.",
-                                    "REQUEST_TIMED_OUT")
+                                    Errors.REQUEST_TIMED_OUT)
         return list(metadata.topics[topic])
 
     def flush(self, max_ms: int | None = None) -> None:
@@ -418,7 +418,7 @@ class Producer:
 
         def abandon(records) -> None:
             for record in records:
-                record.error = "PRODUCER_CRASHED"
+                record.error = Errors.PRODUCER_CRASHED
                 record.error_message = "the producer crashed before an answer came back"
         self.accumulator.abort_all(lambda batch: abandon(batch.records))
         abandon(w.record for w in self._waiting)
@@ -496,7 +496,7 @@ class Producer:
         if record.partition < 0:
             if partition is not None and partition >= count:
                 record.partition = partition
-                self._refuse(record, "UNKNOWN_TOPIC_OR_PARTITION",
+                self._refuse(record, Errors.UNKNOWN_TOPIC_OR_PARTITION,
                              f"Partition {partition} of topic {topic} does not exist "
                              f"(it has {count} partitions)")
                 return None
@@ -507,7 +507,7 @@ class Producer:
             if size > config.max_request_size or size > config.buffer_memory:
                 limit, name = min((config.max_request_size, "max.request.size"),
                                   (config.buffer_memory, "buffer.memory"))
-                self._refuse(record, "MESSAGE_TOO_LARGE", f"The message is {size} bytes when serialized, "
+                self._refuse(record, Errors.MESSAGE_TOO_LARGE, f"The message is {size} bytes when serialized, "
                              f"which is larger than {limit}, the value of the {name} configuration.")
                 return None
         tp = (topic, record.partition)
@@ -521,11 +521,11 @@ class Producer:
     def _give_up(self, waiting: _Waiting) -> None:
         record = waiting.record
         if waiting.needs_metadata:
-            self._refuse(record, "REQUEST_TIMED_OUT",
+            self._refuse(record, Errors.REQUEST_TIMED_OUT,
                          f"Topic {record.topic} not present in metadata after {self.config.max_block_ms} ms.")
         else:
             need = self.accumulator.new_batch_capacity(record)
-            self._refuse(record, "BUFFER_EXHAUSTED",
+            self._refuse(record, Errors.BUFFER_EXHAUSTED,
                          f"Failed to allocate {need} bytes within max.block.ms={self.config.max_block_ms} ms "
                          f"(buffer.memory={self.config.buffer_memory}, available "
                          f"{self.accumulator.available_memory})")

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine import events as ev
+from engine.common.errors import Errors
 from engine.storage import record_batch as rb
 from engine.clients.accumulator import ProducerBatch, TopicPartition
 from engine.protocol import (InitProducerIdRequest, InitProducerIdResponse, MetadataRequest, MetadataResponse,
@@ -37,20 +38,20 @@ from engine.protocol import (InitProducerIdRequest, InitProducerIdResponse, Meta
 if TYPE_CHECKING:
     from engine.clients.producer import Producer
 
-NONE = "NONE"
-NETWORK_EXCEPTION = "NETWORK_EXCEPTION"
-OUT_OF_ORDER_SEQUENCE_NUMBER = "OUT_OF_ORDER_SEQUENCE_NUMBER"
 # Kafka's RetriableException subclasses a produce answer can carry.
 RETRIABLE_ERRORS = frozenset({
-    "NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE", "NETWORK_EXCEPTION", "REQUEST_TIMED_OUT",
-    "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "UNKNOWN_TOPIC_OR_PARTITION",
-    "CORRUPT_MESSAGE", "KAFKA_STORAGE_ERROR", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH"})
+    Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILABLE, Errors.NETWORK_EXCEPTION,
+    Errors.REQUEST_TIMED_OUT, Errors.NOT_ENOUGH_REPLICAS, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.CORRUPT_MESSAGE, Errors.KAFKA_STORAGE_ERROR,
+    Errors.FENCED_LEADER_EPOCH, Errors.UNKNOWN_LEADER_EPOCH})
 # ... and the InvalidMetadataException ones among them: the metadata is refreshed.
 METADATA_ERRORS = frozenset({
-    "NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE", "NETWORK_EXCEPTION", "UNKNOWN_TOPIC_OR_PARTITION",
-    "KAFKA_STORAGE_ERROR", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH"})
+    Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILABLE, Errors.NETWORK_EXCEPTION,
+    Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.KAFKA_STORAGE_ERROR, Errors.FENCED_LEADER_EPOCH,
+    Errors.UNKNOWN_LEADER_EPOCH})
 # Errors after which the broker may have written the batch all the same.
-MAYBE_WRITTEN_ERRORS = frozenset({"NETWORK_EXCEPTION", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"})
+MAYBE_WRITTEN_ERRORS = frozenset({Errors.NETWORK_EXCEPTION, Errors.REQUEST_TIMED_OUT,
+                                  Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND})
 MAX_DRAIN_ROUNDS = 1000
 MAX_RECORDS_IN_EVENT = 20
 
@@ -76,7 +77,7 @@ class Metadata:
     def update(self, response: MetadataResponse, now_ms: int) -> None:
         self.brokers = list(response.brokers)
         for topic in response.topics:
-            if topic.error != NONE:
+            if topic.error != Errors.NONE:
                 self.topics.pop(topic.topic, None)
                 continue
             known = {p.partition: p for p in self.topics.get(topic.topic, [])}
@@ -392,7 +393,7 @@ class Sender:
 
         def on_answer(answer: object | None) -> None:
             self._pid_request_pending = False
-            if isinstance(answer, InitProducerIdResponse) and answer.error == NONE:
+            if isinstance(answer, InitProducerIdResponse) and answer.error == Errors.NONE:
                 idem.producer_id, idem.producer_epoch = answer.producer_id, answer.producer_epoch
             else:
                 self._pid_retry_at = self.now_ms + self.config.retry_backoff_ms
@@ -447,10 +448,10 @@ class Sender:
                 self.in_flight_batches.remove(batch)
             self.accumulator.muted.discard(batch.tp)
             response = by_tp.get(batch.tp)
-            error = response.error if response is not None else NETWORK_EXCEPTION
+            error = response.error if response is not None else Errors.NETWORK_EXCEPTION
             if batch.done:
                 continue                     # expired while in flight: the answer comes too late
-            if error == NONE:
+            if error == Errors.NONE:
                 self._complete(batch, response.base_offset)
             else:
                 self._handle_error(batch, error)
@@ -460,7 +461,7 @@ class Sender:
     def _handle_error(self, batch: ProducerBatch, error: str) -> None:
         now = self.now_ms
         if self._can_retry(batch, error, now):
-            if error == OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotence is not None:
+            if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotence is not None:
                 self.idempotence.on_out_of_order(batch)
             failed_attempt = batch.attempts + 1
             backoff = self.accumulator.reenqueue(batch, now, in_sequence_order=self.idempotence is not None)
@@ -471,7 +472,7 @@ class Sender:
                 records_count=batch.record_count))
             return
         message = f"The broker answered {error} for {batch.topic}-{batch.partition}"
-        if error in RETRIABLE_ERRORS or error == OUT_OF_ORDER_SEQUENCE_NUMBER:
+        if error in RETRIABLE_ERRORS or error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER:
             message += f" and no retry is left (retries={self.config.retries}, " \
                        f"delivery.timeout.ms={self.config.delivery_timeout_ms})"
         if self.idempotence is not None:
@@ -481,7 +482,7 @@ class Sender:
     def _can_retry(self, batch: ProducerBatch, error: str, now: int) -> bool:
         if now - batch.created_ms >= self.config.delivery_timeout_ms or batch.attempts >= self.config.retries:
             return False
-        if error == OUT_OF_ORDER_SEQUENCE_NUMBER:
+        if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER:
             return self.idempotence is not None
         return error in RETRIABLE_ERRORS
 
@@ -493,7 +494,7 @@ class Sender:
         for batch in expired:
             if self.idempotence is not None:
                 self.idempotence.on_failed(batch, written_maybe=True)
-            self._fail(batch, "REQUEST_TIMED_OUT",
+            self._fail(batch, Errors.REQUEST_TIMED_OUT,
                        f"Expiring {batch.record_count} record(s) for {batch.topic}-{batch.partition}: "
                        f"{now - batch.created_ms} ms has passed since batch creation "
                        f"(delivery.timeout.ms={self.config.delivery_timeout_ms})")

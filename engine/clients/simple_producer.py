@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from engine import events as ev
 from engine.clients.lab_client_partitioner import STICKY, LabClientPartitioner
+from engine.common.errors import Errors
 from engine.node import Node, World
 from engine.produced_log import ProducedLog
 from engine.protocol import ProduceRequest, ProduceResponse
@@ -88,7 +89,7 @@ class SimpleProducer:
     def _send(self, record: Produced, batch: bytes, summary: dict) -> None:
         leader = self.leader_of(record.topic, record.partition)
         if leader < 0:
-            self._failed(record, "LEADER_NOT_AVAILABLE")
+            self._failed(record, Errors.LEADER_NOT_AVAILABLE)
             return
         request = ProduceRequest(record.request_id, record.acks, self.request_timeout_ms,
                                  record.topic, record.partition, batch)
@@ -103,8 +104,8 @@ class SimpleProducer:
 
     def _on_answer(self, record: Produced, answer: ProduceResponse | None) -> None:
         if answer is None:
-            self._failed(record, "REQUEST_TIMED_OUT")
-        elif answer.error == "NONE":
+            self._failed(record, Errors.REQUEST_TIMED_OUT)
+        elif answer.error == Errors.NONE:
             record.acked, record.offset = True, answer.base_offset
             self.client.publish(ev.ProduceAcknowledged(request_id=record.request_id, topic=record.topic,
                                                        partition=record.partition, offset=answer.base_offset,

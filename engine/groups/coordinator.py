@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine import events as ev
+from engine.common.errors import Errors
 from engine.groups import group as g
 from engine.groups import offsets_topic as ot
 from engine.groups.consumer_protocol import decode_assignment
@@ -68,13 +69,13 @@ OFFSET_METADATA_MAX_BYTES = 4096        # offset.metadata.max.bytes
 
 # What an append error means to a group client (appendGroupMetadataErrorToResponseError).
 APPEND_ERRORS = {
-    "UNKNOWN_TOPIC_OR_PARTITION": "COORDINATOR_NOT_AVAILABLE",
-    "NOT_ENOUGH_REPLICAS": "COORDINATOR_NOT_AVAILABLE",
-    "NOT_ENOUGH_REPLICAS_AFTER_APPEND": "COORDINATOR_NOT_AVAILABLE",
-    "REQUEST_TIMED_OUT": "COORDINATOR_NOT_AVAILABLE",
-    "NOT_LEADER_OR_FOLLOWER": "NOT_COORDINATOR",
-    "KAFKA_STORAGE_ERROR": "NOT_COORDINATOR",
-    "MESSAGE_TOO_LARGE": "UNKNOWN_SERVER_ERROR",
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.REQUEST_TIMED_OUT: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+    Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR,
+    Errors.MESSAGE_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
 }
 
 
@@ -126,8 +127,8 @@ class GroupCoordinator:
     def owns(self, group_id: str) -> str | None:
         """None if this broker coordinates `group_id` now, else the error a client gets."""
         if not self._current() or not zk.topic_exists(self.broker.store, ot.OFFSETS_TOPIC):
-            return "NOT_COORDINATOR"
-        return None if self.partition_for(group_id) in self.loaded else "NOT_COORDINATOR"
+            return Errors.NOT_COORDINATOR
+        return None if self.partition_for(group_id) in self.loaded else Errors.NOT_COORDINATOR
 
     def _schedule(self, key: str, delay_ms: int, action: Callable[[], None], *, foreground: bool) -> None:
         """Kafka's coordinator timer: one pending action per key; scheduling a key replaces it."""
@@ -226,8 +227,8 @@ class GroupCoordinator:
         for group_id in gone:
             group = self.groups.pop(group_id)
             for member in group.members_in_order():
-                self._complete_join(member, JoinGroupResponse("NOT_COORDINATOR", member.member_id))
-                self._complete_sync(member, SyncGroupResponse("NOT_COORDINATOR"))
+                self._complete_join(member, JoinGroupResponse(Errors.NOT_COORDINATOR, member.member_id))
+                self._complete_sync(member, SyncGroupResponse(Errors.NOT_COORDINATOR))
                 self._cancel(_heartbeat_key(group_id, member.member_id))
             for pending in group.pending_join_members:
                 self._cancel(_heartbeat_key(group_id, pending))
@@ -245,11 +246,11 @@ class GroupCoordinator:
         error = self.owns(request.group_id)
         if error is None and not (self.config.group_min_session_timeout_ms <= request.session_timeout_ms
                                   <= self.config.group_max_session_timeout_ms):
-            error = "INVALID_SESSION_TIMEOUT"
+            error = Errors.INVALID_SESSION_TIMEOUT
         group = self.groups.get(request.group_id)
         new_member = request.member_id == UNKNOWN_MEMBER_ID
         if error is None and group is None and not new_member:
-            error = "UNKNOWN_MEMBER_ID"
+            error = Errors.UNKNOWN_MEMBER_ID
         if error is not None:
             reply(JoinGroupResponse(error, request.member_id))
             return
@@ -262,9 +263,9 @@ class GroupCoordinator:
 
     def _join_new_member(self, src: str, request: JoinGroupRequest, group: g.ClassicGroup, reply) -> None:
         if group.state == g.DEAD:
-            reply(JoinGroupResponse("COORDINATOR_NOT_AVAILABLE"))
+            reply(JoinGroupResponse(Errors.COORDINATOR_NOT_AVAILABLE))
         elif not group.supports_protocols(request.protocol_type, [p.name for p in request.protocols]):
-            reply(JoinGroupResponse("INCONSISTENT_GROUP_PROTOCOL"))
+            reply(JoinGroupResponse(Errors.INCONSISTENT_GROUP_PROTOCOL))
         else:
             # KIP-394: hand out the id and ask the member to come back with it. The pending id
             # expires like a member that stopped heartbeating if it never does.
@@ -273,19 +274,19 @@ class GroupCoordinator:
             self._schedule(_heartbeat_key(group.group_id, member_id), request.session_timeout_ms,
                            lambda: self._expire_heartbeat(group.group_id, member_id, request.session_timeout_ms),
                            foreground=False)
-            reply(JoinGroupResponse("MEMBER_ID_REQUIRED", member_id))
+            reply(JoinGroupResponse(Errors.MEMBER_ID_REQUIRED, member_id))
 
     def _join_existing_member(self, src: str, request: JoinGroupRequest, group: g.ClassicGroup, reply) -> None:
         member_id = request.member_id
         protocols = [(p.name, p.metadata) for p in request.protocols]
         if group.state == g.DEAD:
-            reply(JoinGroupResponse("COORDINATOR_NOT_AVAILABLE", member_id))
+            reply(JoinGroupResponse(Errors.COORDINATOR_NOT_AVAILABLE, member_id))
         elif not group.supports_protocols(request.protocol_type, [name for name, _ in protocols]):
-            reply(JoinGroupResponse("INCONSISTENT_GROUP_PROTOCOL", member_id))
+            reply(JoinGroupResponse(Errors.INCONSISTENT_GROUP_PROTOCOL, member_id))
         elif member_id in group.pending_join_members:
             self._add_member_and_rebalance(src, request, group, reply)
         elif group.validate_member(member_id):
-            reply(JoinGroupResponse("UNKNOWN_MEMBER_ID", member_id))
+            reply(JoinGroupResponse(Errors.UNKNOWN_MEMBER_ID, member_id))
         else:
             member = group.members[member_id]
             if group.state == g.PREPARING_REBALANCE:
@@ -308,11 +309,11 @@ class GroupCoordinator:
                 else:
                     reply(self._current_generation_answer(group, member_id))
             else:
-                reply(JoinGroupResponse("UNKNOWN_MEMBER_ID", member_id))
+                reply(JoinGroupResponse(Errors.UNKNOWN_MEMBER_ID, member_id))
 
     def _current_generation_answer(self, group: g.ClassicGroup, member_id: str) -> JoinGroupResponse:
         members = self._join_members(group) if group.is_leader(member_id) else []
-        return JoinGroupResponse("NONE", member_id, group.generation, group.protocol_type, group.protocol_name,
+        return JoinGroupResponse(Errors.NONE, member_id, group.generation, group.protocol_type, group.protocol_name,
                                  group.leader_id or "", members)
 
     def _join_members(self, group: g.ClassicGroup) -> list[JoinGroupMember]:
@@ -355,7 +356,7 @@ class GroupCoordinator:
 
     def _prepare_rebalance(self, group: g.ClassicGroup, reason: str) -> None:
         if group.state == g.COMPLETING_REBALANCE:
-            self._reset_and_propagate_assignment(group, "REBALANCE_IN_PROGRESS")
+            self._reset_and_propagate_assignment(group, Errors.REBALANCE_IN_PROGRESS)
         self._remove_sync_expiration(group)
         initial = group.state == g.EMPTY
         if initial:
@@ -416,7 +417,7 @@ class GroupCoordinator:
         members = self._join_members(group)
         for member in group.members_in_order():
             self._complete_join(member, JoinGroupResponse(
-                "NONE", member.member_id, group.generation, group.protocol_type, group.protocol_name,
+                Errors.NONE, member.member_id, group.generation, group.protocol_type, group.protocol_name,
                 group.leader_id or "", members if group.is_leader(member.member_id) else []))
             self._reschedule_heartbeat(group, member, member.session_timeout_ms)
             member.is_new = False
@@ -459,18 +460,18 @@ class GroupCoordinator:
         error = self.owns(request.group_id)
         group = self.groups.get(request.group_id)
         if error is None:
-            error = "UNKNOWN_MEMBER_ID" if group is None else self._validate_sync(group, request)
+            error = Errors.UNKNOWN_MEMBER_ID if group is None else self._validate_sync(group, request)
         if error is None and group.state == g.EMPTY:
-            error = "UNKNOWN_MEMBER_ID"
+            error = Errors.UNKNOWN_MEMBER_ID
         if error is None and group.state == g.PREPARING_REBALANCE:
-            error = "REBALANCE_IN_PROGRESS"
+            error = Errors.REBALANCE_IN_PROGRESS
         if error is not None:
             reply(SyncGroupResponse(error))
             return
         member = group.members[request.member_id]
         if group.state == g.STABLE:
             self._remove_pending_sync_member(group, member.member_id)
-            reply(SyncGroupResponse("NONE", group.protocol_type, group.protocol_name, member.assignment))
+            reply(SyncGroupResponse(Errors.NONE, group.protocol_type, group.protocol_name, member.assignment))
             return
         member.awaiting_sync = reply
         self._remove_pending_sync_member(group, member.member_id)
@@ -484,14 +485,14 @@ class GroupCoordinator:
                 if self.groups.get(group.group_id) is not group or group.state != g.COMPLETING_REBALANCE \
                         or group.generation != generation:
                     return  # the group moved on while the assignment was being written
-                if append_error != "NONE":
+                if append_error != Errors.NONE:
                     self._reset_and_propagate_assignment(group, append_error)
                     self._maybe_prepare_rebalance_or_complete_join(
                         group, f"error {append_error} when storing the assignment")
                     return
                 for m in group.members.values():
                     m.assignment = assignment.get(m.member_id, b"")
-                self._propagate_assignment(group, "NONE")
+                self._propagate_assignment(group, Errors.NONE)
                 self._transition(group, g.STABLE, "the leader's assignment is stored")
                 self.broker.publish(ev.RebalanceCompleted(
                     group=group.group_id, coordinator=self.broker.id, generation=group.generation,
@@ -502,15 +503,15 @@ class GroupCoordinator:
 
     def _validate_sync(self, group: g.ClassicGroup, request: SyncGroupRequest) -> str | None:
         if group.state == g.DEAD:
-            return "COORDINATOR_NOT_AVAILABLE"
+            return Errors.COORDINATOR_NOT_AVAILABLE
         error = group.validate_member(request.member_id)
         if error:
             return error
         if request.generation_id != group.generation:
-            return "ILLEGAL_GENERATION"
+            return Errors.ILLEGAL_GENERATION
         if (request.protocol_type is not None and request.protocol_type != group.protocol_type) or \
                 (request.protocol_name is not None and request.protocol_name != group.protocol_name):
-            return "INCONSISTENT_GROUP_PROTOCOL"
+            return Errors.INCONSISTENT_GROUP_PROTOCOL
         return None
 
     def _remove_pending_sync_member(self, group: g.ClassicGroup, member_id: str) -> None:
@@ -524,7 +525,7 @@ class GroupCoordinator:
         self._propagate_assignment(group, error)
 
     def _propagate_assignment(self, group: g.ClassicGroup, error: str) -> None:
-        ok = error == "NONE"
+        ok = error == Errors.NONE
         for member in group.members_in_order():
             if member.awaiting_sync is not None:
                 self._complete_sync(member, SyncGroupResponse(error, group.protocol_type if ok else None,
@@ -537,17 +538,17 @@ class GroupCoordinator:
         group = self.groups.get(request.group_id)
         if error is None:
             if group is None:
-                error = "UNKNOWN_MEMBER_ID"
+                error = Errors.UNKNOWN_MEMBER_ID
             elif group.state == g.DEAD:
-                error = "COORDINATOR_NOT_AVAILABLE"
+                error = Errors.COORDINATOR_NOT_AVAILABLE
             else:
                 error = group.validate_member(request.member_id)
                 if error is None and request.generation_id != group.generation:
-                    error = "ILLEGAL_GENERATION"
+                    error = Errors.ILLEGAL_GENERATION
         if error is None:
             member = group.members[request.member_id]
             self._reschedule_heartbeat(group, member, member.session_timeout_ms)
-            error = "REBALANCE_IN_PROGRESS" if group.state == g.PREPARING_REBALANCE else "NONE"
+            error = Errors.REBALANCE_IN_PROGRESS if group.state == g.PREPARING_REBALANCE else Errors.NONE
         reply(HeartbeatResponse(error))
 
     def _reschedule_heartbeat(self, group: g.ClassicGroup, member: g.GroupMember, timeout_ms: int) -> None:
@@ -571,7 +572,7 @@ class GroupCoordinator:
                                                                 f"without a heartbeat")
 
     def _remove_member_and_update_group(self, group: g.ClassicGroup, member: g.GroupMember, reason: str) -> None:
-        self._complete_join(member, JoinGroupResponse("UNKNOWN_MEMBER_ID", UNKNOWN_MEMBER_ID))
+        self._complete_join(member, JoinGroupResponse(Errors.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID))
         group.remove(member.member_id)
         self._removed(group, member.member_id, member.client_id, reason)
         if group.state in (g.STABLE, g.COMPLETING_REBALANCE):
@@ -584,7 +585,7 @@ class GroupCoordinator:
         error = self.owns(request.group_id)
         group = self.groups.get(request.group_id)
         if error is None and group is not None and group.state == g.DEAD:
-            error = "COORDINATOR_NOT_AVAILABLE"
+            error = Errors.COORDINATOR_NOT_AVAILABLE
         if error is not None:
             reply(LeaveGroupResponse(error))
             return
@@ -593,23 +594,23 @@ class GroupCoordinator:
             member_id = identity.member_id
             reason = f"left the group: {identity.reason or 'not provided'}"
             if group is None:
-                answers.append(LeaveGroupMemberResponse(member_id, "UNKNOWN_MEMBER_ID"))
+                answers.append(LeaveGroupMemberResponse(member_id, Errors.UNKNOWN_MEMBER_ID))
             elif member_id in group.pending_join_members:
                 group.remove(member_id)
                 self._removed(group, member_id, "", reason)
-                answers.append(LeaveGroupMemberResponse(member_id, "NONE"))
+                answers.append(LeaveGroupMemberResponse(member_id, Errors.NONE))
             elif group.validate_member(member_id):
-                answers.append(LeaveGroupMemberResponse(member_id, "UNKNOWN_MEMBER_ID"))
+                answers.append(LeaveGroupMemberResponse(member_id, Errors.UNKNOWN_MEMBER_ID))
             else:
                 member = group.members[member_id]
-                self._complete_join(member, JoinGroupResponse("UNKNOWN_MEMBER_ID", UNKNOWN_MEMBER_ID))
+                self._complete_join(member, JoinGroupResponse(Errors.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID))
                 group.remove(member_id)
                 self._removed(group, member_id, member.client_id, reason)
-                answers.append(LeaveGroupMemberResponse(member_id, "NONE"))
+                answers.append(LeaveGroupMemberResponse(member_id, Errors.NONE))
                 left.append(member_id)
         if left:
             self._maybe_prepare_rebalance_or_complete_join(group, f"member(s) {', '.join(left)} left the group")
-        reply(LeaveGroupResponse("NONE", answers))
+        reply(LeaveGroupResponse(Errors.NONE, answers))
 
     # -- OffsetCommit and OffsetFetch -------------------------------------------------------
     def handle_offset_commit(self, src: str, request: OffsetCommitRequest, reply: Callable[[object], None]) -> None:
@@ -620,7 +621,7 @@ class GroupCoordinator:
             if request.generation_id < 0:   # a consumer using assign(): a "simple" group is created
                 group = self.groups[group_id] = g.ClassicGroup(group_id, state_timestamp=self.now_ms)
             else:
-                error = "ILLEGAL_GENERATION"
+                error = Errors.ILLEGAL_GENERATION
         if error is None:
             error = group.validate_offset_commit(request.member_id, request.generation_id)
         if error is not None:
@@ -636,7 +637,7 @@ class GroupCoordinator:
                                            commit_timestamp=now) for p in accepted]
 
         def stored(append_error: str) -> None:
-            if append_error == "NONE" and accepted:
+            if append_error == Errors.NONE and accepted:
                 per_group = self.offsets.setdefault(group_id, {})
                 for p in accepted:
                     per_group[(p.topic, p.partition)] = OffsetAndMetadata(
@@ -646,11 +647,11 @@ class GroupCoordinator:
                     generation=request.generation_id,
                     offsets={_tp(p.topic, p.partition): p.committed_offset for p in accepted}))
             reply(OffsetCommitResponse([
-                OffsetCommitPartitionResponse(p.topic, p.partition, "OFFSET_METADATA_TOO_LARGE"
+                OffsetCommitPartitionResponse(p.topic, p.partition, Errors.OFFSET_METADATA_TOO_LARGE
                                               if (p.topic, p.partition) in too_large else append_error)
                 for p in request.partitions]))
         if not records:
-            stored("NONE")
+            stored(Errors.NONE)
         else:
             self._append(group_id, records, stored)
 
@@ -666,7 +667,7 @@ class GroupCoordinator:
             found = committed.get((topic, partition))
             out.append(OffsetFetchPartition(topic, partition, found.offset, found.leader_epoch, found.metadata)
                        if found else OffsetFetchPartition(topic, partition, -1))
-        reply(OffsetFetchResponse("NONE", out))
+        reply(OffsetFetchResponse(Errors.NONE, out))
 
     def committed(self, group_id: str) -> dict[tuple[str, int], OffsetAndMetadata]:
         return dict(self.offsets.get(group_id, {}))
@@ -688,11 +689,11 @@ class GroupCoordinator:
         p = self.partition_for(group_id)
         partition: PartitionView | None = self.broker.partitions.get((ot.OFFSETS_TOPIC, p))
         if partition is None or partition.role != "leader":
-            on_done("NOT_COORDINATOR")
+            on_done(Errors.NOT_COORDINATOR)
             return
         batch = rb.encode_batch(records, base_timestamp=self.broker.record_time_ms())
         result = partition.append_as_leader(batch, -1)
-        if result.error != "NONE":
+        if result.error != Errors.NONE:
             on_done(APPEND_ERRORS.get(result.error, result.error))
             return
         self.broker.complete_delayed_fetches(ot.OFFSETS_TOPIC, p)  # followers parked in a long poll get them now
@@ -741,7 +742,7 @@ def _sync_key(group_id: str) -> str:
 # -- wiring into the broker ------------------------------------------------------------------------
 def response_summary(body: object) -> dict:
     """What the event log shows of a group response."""
-    out = {"error": getattr(body, "error", "NONE")}
+    out = {"error": getattr(body, "error", Errors.NONE)}
     for name in ("member_id", "generation_id", "leader", "protocol_name", "node_id"):
         value = getattr(body, name, None)
         if value not in (None, ""):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from engine.common.errors import Errors
 from engine.protocol import (EpochQuery, FetchPartition, FetchRequest, FetchResponse,
                              OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse)
 from engine.storage.leader_epoch_cache import UNDEFINED
@@ -149,11 +150,11 @@ class ReplicaFetcher:
             if state is None or state.truncating:
                 continue
             partition = self.broker.partitions[key]
-            if data.error == "NONE":
+            if data.error == Errors.NONE:
                 if data.records:
                     partition.append_as_follower(data.records)
                 partition.update_follower_high_watermark(data.high_watermark)
-            elif data.error == "OFFSET_OUT_OF_RANGE":
+            elif data.error == Errors.OFFSET_OUT_OF_RANGE:
                 self._handle_out_of_range(key, data.log_start_offset, data.log_end_offset)
             else:
                 state.delayed_until_ms = self.broker.now_ms + self.broker.config.replica_fetch_backoff_ms
@@ -171,7 +172,7 @@ class ReplicaFetcher:
             state = self.states.get(key)
             if state is None or not state.truncating:
                 continue
-            if answer.error != "NONE":
+            if answer.error != Errors.NONE:
                 state.delayed_until_ms = self.broker.now_ms + self.broker.config.replica_fetch_backoff_ms
                 continue
             partition = self.broker.partitions[key]

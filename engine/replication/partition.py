@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from engine import events as ev
+from engine.common.errors import Errors
 from engine.storage import record_batch as rb
 from engine.storage.batch_records import INT64_MAX, INT64_MIN, RECORD, decode_records
 from engine.storage.errors import KafkaStorageError
@@ -31,7 +32,6 @@ from engine.metadata.store import BadVersionError, NoNodeError
 if TYPE_CHECKING:
     from engine.node import BrokerContext
 
-NOT_LEADER = "NOT_LEADER_OR_FOLLOWER"
 MAX_RECORDS_IN_EVENT = 20
 
 
@@ -111,7 +111,7 @@ class Partition:
     def become_follower(self, state: PartitionState) -> None:
         self._apply_state(state, "follower")
         self.followers = {}
-        self._fail_pending(NOT_LEADER)
+        self._fail_pending(Errors.NOT_LEADER_OR_FOLLOWER)
 
     def _apply_state(self, state: PartitionState, role: str) -> None:
         self.role = role
@@ -124,15 +124,15 @@ class Partition:
 
     def stop(self) -> None:
         """The broker is going away: nothing waits on this replica any more."""
-        self._fail_pending(NOT_LEADER)
+        self._fail_pending(Errors.NOT_LEADER_OR_FOLLOWER)
         self.role = "none"
 
     # -- leader: produce --------------------------------------------------------------------
     def append_as_leader(self, records: bytes, acks: int) -> AppendResult:
         if self.role != "leader":
-            return AppendResult(NOT_LEADER)
+            return AppendResult(Errors.NOT_LEADER_OR_FOLLOWER)
         if acks == -1 and len(self.isr) < self.min_insync_replicas:
-            return AppendResult("NOT_ENOUGH_REPLICAS")  # refused before anything is written
+            return AppendResult(Errors.NOT_ENOUGH_REPLICAS)  # refused before anything is written
         try:
             headers = batch_headers(records)
         except rb.CorruptRecordError:
@@ -150,7 +150,7 @@ class Partition:
             self.producer_state.update(headers, info.first_offset)
         self._publish_append("leader", records, info.first_offset, info.last_offset, self.leader_epoch)
         self.maybe_increment_high_watermark()
-        return AppendResult("NONE", info.first_offset, info.last_offset)
+        return AppendResult(Errors.NONE, info.first_offset, info.last_offset)
 
     def _check_producer_state(self, headers: list[rb.BatchHeader]) -> AppendResult | None:
         """A duplicate is answered with its original offsets; a bad sequence or epoch is refused."""
@@ -170,7 +170,7 @@ class Partition:
             producer_epoch=first.producer_epoch, first_sequence=duplicate.first_sequence,
             last_sequence=duplicate.last_sequence, base_offset=duplicate.first_offset,
             last_offset=duplicate.last_offset))
-        return AppendResult("NONE", duplicate.first_offset, duplicate.last_offset)
+        return AppendResult(Errors.NONE, duplicate.first_offset, duplicate.last_offset)
 
     def wait_for_acks(self, result: AppendResult, respond: Callable[[str, int], None], timeout_ms: int) -> None:
         """acks=all: answer once HW passes the appended records, or time out."""
@@ -183,7 +183,7 @@ class Partition:
     def _try_complete(self, pending: PendingProduce) -> bool:
         if self.high_watermark < pending.required_offset:
             return False
-        error = "NONE" if len(self.isr) >= self.min_insync_replicas else "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+        error = Errors.NONE if len(self.isr) >= self.min_insync_replicas else Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
         pending.respond(error, pending.base_offset)
         return True
 
@@ -199,7 +199,7 @@ class Partition:
     def _expire(self, pending: PendingProduce) -> None:
         if pending in self.pending:
             self.pending.remove(pending)
-            pending.respond("REQUEST_TIMED_OUT", pending.base_offset)
+            pending.respond(Errors.REQUEST_TIMED_OUT, pending.base_offset)
 
     def _fail_pending(self, error: str) -> None:
         pending, self.pending = self.pending, []

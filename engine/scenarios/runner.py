@@ -24,7 +24,7 @@ from typing import Any
 
 from engine import events as ev
 from engine.cluster import Cluster, ClusterError
-from engine.common.errors import KafkaError
+from engine.common.errors import Errors, KafkaError
 from engine.common.topics import collision_warning
 from engine.config import split_config
 from engine.inspect.cluster import cluster_state
@@ -186,7 +186,7 @@ def _create_topic(c: Cluster, a: dict, i: int) -> Warnings:
     if is_internal_topic(topic):
         raise ClusterError(f"Topic name '{topic}' is reserved: names starting with '__' are Kafka's internal "
                            f"topics (__consumer_offsets, __transaction_state), which the brokers create "
-                           f"themselves when they first need them", "INVALID_TOPIC_EXCEPTION")
+                           f"themselves when they first need them", Errors.INVALID_TOPIC_EXCEPTION)
     c.create_topic(topic, a.get("partitions", 1), a.get("replication_factor", 1),
                    config=a.get("config"), replica_assignment=a.get("replica_assignment"))
     warning = collision_warning(topic)
@@ -200,7 +200,7 @@ def _produce(c: Cluster, a: dict, i: int) -> None:
     if is_internal_topic(a["topic"]):
         # What a broker answers a client that appends to __consumer_offsets (ReplicaManager).
         raise ClusterError(f"Cannot append to internal topic {a['topic']}: only the brokers write it "
-                           f"(the group coordinator, for committed offsets)", "INVALID_TOPIC_EXCEPTION")
+                           f"(the group coordinator, for committed offsets)", Errors.INVALID_TOPIC_EXCEPTION)
     values = a["values"] if a.get("values") is not None else [a.get("value")]
     if not a.get("producer"):
         for value in values:
@@ -221,7 +221,7 @@ def _broker_arg(c: Cluster, a: dict) -> int:
         topic, _, partition = a["leader_of"].rpartition("-")
         leader = c.leader_of(topic, int(partition))
         if leader < 0:
-            raise ClusterError(f"{a['leader_of']} has no leader", "LEADER_NOT_AVAILABLE")
+            raise ClusterError(f"{a['leader_of']} has no leader", Errors.LEADER_NOT_AVAILABLE)
         return leader
     if a.get("controller"):
         return c.controller_id()
@@ -254,7 +254,7 @@ def _link(c: Cluster, a: dict, what: str) -> tuple[int | str, int | str]:
     names = [_node_name(c, end) for end in ends]
     if names[0] == names[1]:
         raise ClusterError(f"Cannot {what} the link from {names[0]} to itself: a link joins two different "
-                           f"nodes (a broker and another broker or a client)", "INVALID_REQUEST")
+                           f"nodes (a broker and another broker or a client)", Errors.INVALID_REQUEST)
     return ends
 
 
@@ -276,7 +276,7 @@ def _heal_network(c: Cluster, a: dict, i: int) -> None:
 def _slow_broker(c: Cluster, a: dict, i: int) -> None:
     delay_ms = a.get("delay_ms", 0)
     if delay_ms < 0:   # a log written before the arguments were checked
-        raise ClusterError(f"A broker can be slowed by 0 ms or more, not {delay_ms} ms", "INVALID_REQUEST")
+        raise ClusterError(f"A broker can be slowed by 0 ms or more, not {delay_ms} ms", Errors.INVALID_REQUEST)
     c.slow_broker(a["broker"], delay_ms)
 
 
@@ -341,7 +341,7 @@ def _run_while(c: Cluster, waiting: Callable[[], bool], max_ms: int) -> None:
 def _consumer(c: Cluster, a: dict):
     if a["member"] not in c.consumers:
         raise ClusterError(f"There is no consumer {a['member']!r} (consumers: {sorted(c.consumers)})",
-                           "INVALID_REQUEST")
+                           Errors.INVALID_REQUEST)
     return c.consumers[a["member"]]
 
 
@@ -355,7 +355,7 @@ def _claim_member_name(c: Cluster, name: str):
     if old.alive and not old.closed:
         raise ClusterError(f"Consumer {name!r} is already running, in group {old.group_id!r}. To join again under "
                            f"that name, first send consumer_leave (or consumer_crash) for {name!r}; or choose "
-                           f"another member name", "INVALID_REQUEST")
+                           f"another member name", Errors.INVALID_REQUEST)
     del c.consumers[name]
     return old
 

@@ -87,7 +87,7 @@ class Field:
     item: Field | None = None       # a list's elements
     pattern: re.Pattern | None = None
     pattern_words: str = ""         # the pattern as people read it
-    kafka_error: str = "INVALID_REQUEST"
+    kafka_error: str = Errors.INVALID_REQUEST
 
     def element(self) -> Field:
         """A list's element field (every list field is declared with one)."""
@@ -348,7 +348,7 @@ def _wait(name: str) -> Field:
 
 
 BROKER = _whole("broker", 1, MAX_BROKERS, required=True)
-TOPIC = Field("topic", "topic", required=True, kafka_error="INVALID_TOPIC_EXCEPTION")
+TOPIC = Field("topic", "topic", required=True, kafka_error=Errors.INVALID_TOPIC_EXCEPTION)
 MEMBER = _client_name("member", required=True)
 CONFIG = Field("config", "config", nullable=True, max_length=MAX_OBJECT_KEYS)
 CRASH_MODE = Field("mode", "choice", choices=("process", "power", *CRASH_MODES))
