@@ -12,6 +12,10 @@ Everything runs on one scheduler in virtual time: `step()` runs exactly one acti
 the events it caused; `run_for(ms)` and `run_until_idle()` loop over it. Commands (create a
 topic, produce, kill a broker, cut a link…) take effect at the current virtual time. The same
 seed and the same commands give the same events and the same bytes on disk.
+
+The facade builds the world (engine/node.py), the brokers and the clients, and carries out commands;
+it holds no state a broker or client needs. Its settings are engine/config.py's; read-only views of
+the whole cluster (`cluster_state`, consumer groups) are engine/inspect's, a layer above it.
 """
 from __future__ import annotations
 
@@ -38,7 +42,7 @@ from engine.metadata.store import MetadataStore
 from engine.metadata.zk import TopicInfo, partition_path
 from engine.network import Network
 from engine.node import EPOCH_MS, World
-from engine.replication.assignment import assign_replicas
+from engine.replication.assignment import assign_replicas, check_replica_assignment
 from engine.replication.controller import Controller
 from engine.replication.fetcher import TRUNCATION_MODES
 from engine.sim import RandomTree, Scheduler
@@ -253,31 +257,12 @@ class Cluster:
 
     def _assignment(self, partitions: int, replication_factor: int,
                     replica_assignment: list[list[int]] | None) -> list[list[int]]:
-        if replica_assignment is not None:
-            return self._check_manual_assignment(replica_assignment)
-        live = sorted(self.registrations())
         try:
-            return assign_replicas(live, partitions, replication_factor, self._assign_rng)
+            if replica_assignment is not None:
+                return check_replica_assignment(replica_assignment, self.brokers)
+            return assign_replicas(sorted(self.registrations()), partitions, replication_factor, self._assign_rng)
         except ValueError as error:
             raise ClusterError(str(error), getattr(error, "kafka_name", "INVALID_REQUEST")) from None
-
-    def _check_manual_assignment(self, assignment: list[list[int]]) -> list[list[int]]:
-        if not assignment or any(not replicas for replicas in assignment):
-            raise ClusterError("replica_assignment needs a non-empty broker list per partition",
-                               "INVALID_REPLICA_ASSIGNMENT")
-        sizes = {len(r) for r in assignment}
-        if len(sizes) != 1:
-            raise ClusterError("Partition replica lists may not contain different numbers of replicas",
-                               "INVALID_REPLICA_ASSIGNMENT")
-        for replicas in assignment:
-            if len(set(replicas)) != len(replicas):
-                raise ClusterError(f"Duplicate brokers in replica assignment {replicas}",
-                                   "INVALID_REPLICA_ASSIGNMENT")
-            unknown = [b for b in replicas if b not in self.brokers]
-            if unknown:
-                raise ClusterError(f"Unknown broker(s) {unknown} in replica assignment",
-                                   "BROKER_NOT_AVAILABLE")
-        return [list(r) for r in assignment]
 
     def _wait_for_leaders(self, topic: str) -> None:
         def ready() -> bool:

@@ -9,6 +9,7 @@ Any partition count works: with 5 partitions on 3 brokers some brokers lead two,
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 
 from engine.common.errors import Errors, KafkaError
 
@@ -19,6 +20,10 @@ class InvalidReplicationFactorError(KafkaError, ValueError):
 
 class InvalidPartitionsError(KafkaError, ValueError):
     error = Errors.INVALID_PARTITIONS
+
+
+class InvalidReplicaAssignmentError(KafkaError, ValueError):
+    error = Errors.INVALID_REPLICA_ASSIGNMENT
 
 
 def assign_replicas(brokers: list[int], partitions: int, replication_factor: int,
@@ -52,6 +57,26 @@ def assign_replicas(brokers: list[int], partitions: int, replication_factor: int
             replicas.append(ids[_replica_index(first, next_shift, j, n)])
         out.append(replicas)
     return out
+
+
+def check_replica_assignment(assignment: list[list[int]], brokers: Iterable[int]) -> list[list[int]]:
+    """A replica assignment given by hand (kafka-topics --replica-assignment), checked as AdminZkClient's
+    validateReplicaAssignment does: a non-empty list of known brokers per partition, no broker twice in one,
+    every partition the same number of replicas. Returns a copy; InvalidReplicaAssignmentError otherwise
+    (an unknown broker is BROKER_NOT_AVAILABLE, the name the lab has always given it)."""
+    if not assignment or any(not replicas for replicas in assignment):
+        raise InvalidReplicaAssignmentError("replica_assignment needs a non-empty broker list per partition")
+    if len({len(r) for r in assignment}) != 1:
+        raise InvalidReplicaAssignmentError("Partition replica lists may not contain different numbers of replicas")
+    known = set(brokers)
+    for replicas in assignment:
+        if len(set(replicas)) != len(replicas):
+            raise InvalidReplicaAssignmentError(f"Duplicate brokers in replica assignment {replicas}")
+        unknown = [b for b in replicas if b not in known]
+        if unknown:
+            raise InvalidReplicaAssignmentError(f"Unknown broker(s) {unknown} in replica assignment",
+                                                error=Errors.BROKER_NOT_AVAILABLE)
+    return [list(r) for r in assignment]
 
 
 def _replica_index(first: int, second_shift: int, j: int, n: int) -> int:

@@ -12,7 +12,13 @@ from collections import Counter
 
 import pytest
 
-from engine.replication.assignment import InvalidPartitionsError, InvalidReplicationFactorError, assign_replicas
+from engine.replication.assignment import (
+    InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
+    InvalidReplicationFactorError,
+    assign_replicas,
+    check_replica_assignment,
+)
 
 
 class FixedStart:
@@ -121,3 +127,22 @@ def test_it_refuses_a_partition_count_below_one(partitions):
 def test_it_refuses_any_replica_when_no_broker_is_live():
     with pytest.raises(InvalidReplicationFactorError, match="larger than available brokers: 0."):
         assign_replicas([], 1, 1, random.Random(0))
+
+
+def test_a_hand_made_assignment_of_known_brokers_is_taken_as_given():
+    given = [[2, 3], [3, 1]]
+    assert check_replica_assignment(given, [1, 2, 3]) == given
+    assert check_replica_assignment(given, [1, 2, 3]) is not given   # a copy: the caller's lists stay theirs
+
+
+@pytest.mark.parametrize("assignment, kafka_name, message", [
+    ([], "INVALID_REPLICA_ASSIGNMENT", "needs a non-empty broker list per partition"),
+    ([[1], []], "INVALID_REPLICA_ASSIGNMENT", "needs a non-empty broker list per partition"),
+    ([[1, 2], [3]], "INVALID_REPLICA_ASSIGNMENT", "may not contain different numbers of replicas"),
+    ([[1, 1]], "INVALID_REPLICA_ASSIGNMENT", r"Duplicate brokers in replica assignment \[1, 1\]"),
+    ([[1, 4]], "BROKER_NOT_AVAILABLE", r"Unknown broker\(s\) \[4\]"),
+])
+def test_a_hand_made_assignment_is_refused_as_kafkas_validate_replica_assignment_does(assignment, kafka_name, message):
+    with pytest.raises(InvalidReplicaAssignmentError, match=message) as error:
+        check_replica_assignment(assignment, [1, 2, 3])
+    assert error.value.kafka_name == kafka_name
