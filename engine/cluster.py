@@ -209,24 +209,24 @@ class Cluster:
         try:
             validate_topic_name(topic)
         except ValueError as error:
-            raise ClusterError(str(error), "INVALID_TOPIC_EXCEPTION") from None
+            raise ClusterError(str(error), Errors.INVALID_TOPIC_EXCEPTION) from None
         if topic in self.topics:
             raise ClusterError(f"Topic '{topic}' already exists.", TopicExistsError.kafka_name)
         try:
             check_collision(topic, list(self.topics))
         except ValueError as error:
-            raise ClusterError(str(error), "INVALID_TOPIC_EXCEPTION") from None
+            raise ClusterError(str(error), Errors.INVALID_TOPIC_EXCEPTION) from None
         merged = dict(self.topic_defaults)
         merged.update(config or {})
         try:
             check_topic_config(merged)
         except InvalidConfigError as error:
-            raise ClusterError(str(error), "INVALID_CONFIG") from None
+            raise ClusterError(str(error), Errors.INVALID_CONFIG) from None
         assignment = self._assignment(partitions, replication_factor, replica_assignment)
         if self.controller is None:
             self.run_until_idle()
         if self.controller is None:
-            raise ClusterError("There is no controller: no broker is alive", "NOT_CONTROLLER")
+            raise ClusterError("There is no controller: no broker is alive", Errors.NOT_CONTROLLER)
         # The controller hears of it at once, announces it and creates its partitions (Controller.on_topic_change).
         zk.create_topic(self.store, topic, assignment, merged, zk.new_topic_id(self.random.fork(f"topic-id/{topic}")))
         if wait:
@@ -239,9 +239,9 @@ class Cluster:
         info = self._topic(topic)
         if count <= info.partitions:
             raise ClusterError(f"Topic currently has {info.partitions} partitions, which is higher than or "
-                               f"equal to the requested {count}.", "INVALID_PARTITIONS")
+                               f"equal to the requested {count}.", Errors.INVALID_PARTITIONS)
         if self.controller is None:
-            raise ClusterError("There is no controller: no broker is alive", "NOT_CONTROLLER")
+            raise ClusterError("There is no controller: no broker is alive", Errors.NOT_CONTROLLER)
         live = sorted(self.registrations())
         first = self.partition_state(topic, 0)["replicas"][0]
         start_index = max(0, next((i for i, b in enumerate(live) if b >= first), 0))
@@ -249,7 +249,7 @@ class Cluster:
             added = assign_replicas(live, count - info.partitions, info.replication_factor, self._assign_rng,
                                     start_index=start_index, start_partition_id=info.partitions)
         except ValueError as error:
-            raise ClusterError(str(error), getattr(error, "kafka_name", "INVALID_REQUEST")) from None
+            raise ClusterError(str(error), getattr(error, "kafka_name", Errors.INVALID_REQUEST)) from None
         zk.add_partitions(self.store, topic, added)   # the controller creates them (Controller.on_topic_change)
         if wait:
             self._wait_for_leaders(topic)
@@ -262,7 +262,7 @@ class Cluster:
                 return check_replica_assignment(replica_assignment, self.brokers)
             return assign_replicas(sorted(self.registrations()), partitions, replication_factor, self._assign_rng)
         except ValueError as error:
-            raise ClusterError(str(error), getattr(error, "kafka_name", "INVALID_REQUEST")) from None
+            raise ClusterError(str(error), getattr(error, "kafka_name", Errors.INVALID_REQUEST)) from None
 
     def _wait_for_leaders(self, topic: str) -> None:
         def ready() -> bool:
@@ -330,7 +330,7 @@ class Cluster:
         acks = _acks(acks)
         if partition is None and partitioner not in NULL_KEY_PARTITIONERS:
             raise ClusterError(f"partitioner must be one of {', '.join(NULL_KEY_PARTITIONERS)}, not {partitioner!r}",
-                               "INVALID_REQUEST")
+                               Errors.INVALID_REQUEST)
         self._check_partition(info, partition)
         return self.simple_producer.produce(topic, info.partitions, _utf8(key), _utf8(value), partition=partition,
                                             acks=acks, tag=tag, headers=headers, partitioner=partitioner)
@@ -346,7 +346,7 @@ class Cluster:
     def _check_partition(self, info: TopicInfo, partition: int | None) -> None:
         if partition is not None and not 0 <= partition < info.partitions:
             raise ClusterError(f"Partition {partition} of topic '{info.name}' does not exist",
-                               "UNKNOWN_TOPIC_OR_PARTITION")
+                               Errors.UNKNOWN_TOPIC_OR_PARTITION)
 
     def _available_partitions(self, topic: str, partitions: int) -> list[int]:
         """Partitions with a leader, in partition order (Cluster.availablePartitionsForTopic)."""
@@ -357,10 +357,12 @@ class Cluster:
         self._topic(topic)
         leader = self.leader_of(topic, partition)
         if leader < 0:
-            raise ClusterError(f"Partition {topic}-{partition} is offline: no leader", "LEADER_NOT_AVAILABLE")
+            raise ClusterError(f"Partition {topic}-{partition} is offline: no leader",
+                               Errors.LEADER_NOT_AVAILABLE)
         part = self.brokers[leader].partitions.get((topic, partition))
         if part is None or part.role != "leader":
-            raise ClusterError(f"Broker {leader} is not yet leading {topic}-{partition}", "NOT_LEADER_OR_FOLLOWER")
+            raise ClusterError(f"Broker {leader} is not yet leading {topic}-{partition}",
+                               Errors.NOT_LEADER_OR_FOLLOWER)
         offset = max(offset, part.log.log_start_offset)
         return part.committed_records(offset, max_records)
 
@@ -385,10 +387,10 @@ class Cluster:
     def kill_broker(self, broker_id: int, mode: str = "process") -> list[ev.Event]:
         broker = self._broker(broker_id)
         if not broker.alive:
-            raise ClusterError(f"Broker {broker_id} is already down", "BROKER_NOT_AVAILABLE")
+            raise ClusterError(f"Broker {broker_id} is already down", Errors.BROKER_NOT_AVAILABLE)
         if CRASH_MODES.get(mode, mode) not in ("process", "power"):
             raise ClusterError(f"A broker crashes by 'process' (written data survives) or 'power' "
-                               f"(unflushed data is lost), not {mode!r}", "INVALID_REQUEST")
+                               f"(unflushed data is lost), not {mode!r}", Errors.INVALID_REQUEST)
         broker.crash(mode)
         session = broker.session
         self._session_expiry[broker_id] = self.scheduler.schedule(
@@ -404,7 +406,7 @@ class Cluster:
     def restart_broker(self, broker_id: int) -> list[ev.Event]:
         broker = self._broker(broker_id)
         if broker.alive:
-            raise ClusterError(f"Broker {broker_id} is already running", "INVALID_REQUEST")
+            raise ClusterError(f"Broker {broker_id} is already running", Errors.INVALID_REQUEST)
         broker.start(restarted=True)
         # Its new session replaced the old one: the old one's expiry (kill_broker's timer) is moot.
         self.scheduler.cancel(self._session_expiry.pop(broker_id, None))
@@ -413,7 +415,7 @@ class Cluster:
     def kill_controller(self, mode: str = "process") -> list[ev.Event]:
         controller = self.controller_id()
         if controller < 0:
-            raise ClusterError("There is no controller to kill", "NOT_CONTROLLER")
+            raise ClusterError("There is no controller to kill", Errors.NOT_CONTROLLER)
         return self.kill_broker(controller, mode)
 
     def pause_fetcher(self, broker_id: int) -> list[ev.Event]:
@@ -447,7 +449,7 @@ class Cluster:
     def _node(self, node: int | str) -> str:
         if isinstance(node, str) and not node.isdigit():
             if not self.network.has_node(node):
-                raise ClusterError(f"There is no node called {node!r}", "INVALID_REQUEST")
+                raise ClusterError(f"There is no node called {node!r}", Errors.INVALID_REQUEST)
             return node
         return self._broker(int(node)).node
 
@@ -464,13 +466,13 @@ class Cluster:
         broker = self.brokers.get(broker_id)
         if broker is None:
             raise ClusterError(f"There is no broker {broker_id} (brokers: {sorted(self.brokers)})",
-                               "BROKER_NOT_AVAILABLE")
+                               Errors.BROKER_NOT_AVAILABLE)
         return broker
 
     def _live_broker(self, broker_id: int) -> Broker:
         broker = self._broker(broker_id)
         if not broker.alive:
-            raise ClusterError(f"Broker {broker_id} is down", "BROKER_NOT_AVAILABLE")
+            raise ClusterError(f"Broker {broker_id} is down", Errors.BROKER_NOT_AVAILABLE)
         return broker
 
     def close(self) -> None:
@@ -488,7 +490,7 @@ def _acks(acks: int | str) -> int:
         return -1
     if acks in (0, 1, "0", "1"):
         return int(acks)
-    raise ClusterError(f"acks must be 0, 1 or all (-1), not {acks!r}", "INVALID_REQUIRED_ACKS")
+    raise ClusterError(f"acks must be 0, 1 or all (-1), not {acks!r}", Errors.INVALID_REQUIRED_ACKS)
 
 
 def _utf8(data: bytes | str | None) -> bytes | None:

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.common.errors import Errors
-
-NONE = Errors.NONE
 CONSUMER_REPLICA_ID = -1
 
 
