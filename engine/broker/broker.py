@@ -277,7 +277,7 @@ class Broker:
         return partition
 
     def _publish_log_event(self, topic: str, p: int, event: object) -> None:
-        common = {"broker": self.id, "topic": topic, "partition": p}
+        common: dict[str, Any] = {"broker": self.id, "topic": topic, "partition": p}   # the events' int/str head
         if isinstance(event, log_events.SegmentRolled):
             self.publish(ev.SegmentRolled(**common, base_offset=event.base_offset,
                                           previous_base_offset=event.previous_base_offset, reason=event.reason))
@@ -451,18 +451,19 @@ class Broker:
         answers: list[ProducePartitionResponse | None] = [None] * len(data)
 
         def respond_when_complete() -> None:
-            if request.acks == 0 or any(a is None for a in answers):
+            done = [a for a in answers if a is not None]
+            if request.acks == 0 or len(done) < len(answers):
                 return  # acks=0: the producer does not wait, the broker never answers
             if request.partitions is None:
-                one = answers[0]
+                one = done[0]
                 respond(ProduceResponse(request.request_id, one.topic, one.partition, one.error, one.base_offset,
                                         one.log_start_offset),
                         {"request_id": request.request_id, "error": one.error, "base_offset": one.base_offset})
             else:
-                respond(ProduceResponse(request.request_id, "", -1, Errors.NONE, partitions=list(answers)),
+                respond(ProduceResponse(request.request_id, "", -1, Errors.NONE, partitions=done),
                         {"request_id": request.request_id,
                          "partitions": [{"topic": a.topic, "partition": a.partition, "error": a.error,
-                                         "base_offset": a.base_offset} for a in answers]})
+                                         "base_offset": a.base_offset} for a in done]})
 
         for index, item in enumerate(data):
             partition = self.partitions.get((item.topic, item.partition))
@@ -566,7 +567,7 @@ class Broker:
         respond(self._apply_leader_and_isr(request), {"partitions": len(request.partitions)})
 
     def _apply_leader_and_isr(self, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
-        errors = {}
+        errors: dict[str, str] = {}
         if request.controller_epoch < self.controller_epoch_seen:
             return LeaderAndIsrResponse(self.id, {"*": Errors.STALE_CONTROLLER_EPOCH})
         self.controller_epoch_seen = request.controller_epoch
@@ -623,6 +624,7 @@ class Broker:
         self.schedule(delay, self._try_become_controller, "controller election")
 
     def _try_become_controller(self) -> None:
+        assert self.session is not None     # attempts are only scheduled once _register opened the session
         epoch = zk.elect_controller(self.store, self.id, self.session)
         if epoch is None:
             return

@@ -26,7 +26,7 @@ Timers run on the broker's incarnation: a crashed broker's coordinator never act
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,7 @@ from engine.storage import record_batch as rb
 
 if TYPE_CHECKING:
     from engine.node import BrokerContext, PartitionView
+    from engine.sim.scheduler import Scheduled
 
 # The broker's request handlers: (client node, request, respond(body, summary)).
 RequestHandler = Callable[[str, Any, Callable[..., None]], None]
@@ -68,7 +69,7 @@ NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000    # group.classic... new member join timeo
 OFFSET_METADATA_MAX_BYTES = 4096        # offset.metadata.max.bytes
 
 # What an append error means to a group client (appendGroupMetadataErrorToResponseError).
-APPEND_ERRORS = {
+APPEND_ERRORS: dict[str, str] = {
     Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
     Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
     Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,
@@ -107,7 +108,7 @@ class GroupCoordinator:
         self.groups: dict[str, g.ClassicGroup] = {}
         self.offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
         self.loaded: set[int] = set()
-        self._timers: dict[str, object] = {}
+        self._timers: dict[str, Scheduled] = {}
 
     # -- plumbing ---------------------------------------------------------------------------
     @property
@@ -215,7 +216,7 @@ class GroupCoordinator:
                                generation=value.generation, leader_id=value.leader)
         for m in value.members:
             member = g.GroupMember(m.member_id, m.client_id, m.client_host, m.rebalance_timeout, m.session_timeout,
-                                   value.protocol_type, [(value.protocol, m.subscription)], m.group_instance_id,
+                                   value.protocol_type, [(value.protocol or "", m.subscription)], m.group_instance_id,
                                    assignment=m.assignment)
             group.add(member)
             self._reschedule_heartbeat(group, member, member.session_timeout_ms)
@@ -460,14 +461,18 @@ class GroupCoordinator:
         error = self.owns(request.group_id)
         group = self.groups.get(request.group_id)
         if error is None:
-            error = Errors.UNKNOWN_MEMBER_ID if group is None else self._validate_sync(group, request)
-        if error is None and group.state == g.EMPTY:
-            error = Errors.UNKNOWN_MEMBER_ID
-        if error is None and group.state == g.PREPARING_REBALANCE:
-            error = Errors.REBALANCE_IN_PROGRESS
+            if group is None:
+                error = Errors.UNKNOWN_MEMBER_ID
+            else:
+                error = self._validate_sync(group, request)
+                if error is None and group.state == g.EMPTY:
+                    error = Errors.UNKNOWN_MEMBER_ID
+                if error is None and group.state == g.PREPARING_REBALANCE:
+                    error = Errors.REBALANCE_IN_PROGRESS
         if error is not None:
             reply(SyncGroupResponse(error))
             return
+        assert group is not None    # no error means the group exists (UNKNOWN_MEMBER_ID above otherwise)
         member = group.members[request.member_id]
         if group.state == g.STABLE:
             self._remove_pending_sync_member(group, member.member_id)
@@ -545,10 +550,10 @@ class GroupCoordinator:
                 error = group.validate_member(request.member_id)
                 if error is None and request.generation_id != group.generation:
                     error = Errors.ILLEGAL_GENERATION
-        if error is None:
-            member = group.members[request.member_id]
-            self._reschedule_heartbeat(group, member, member.session_timeout_ms)
-            error = Errors.REBALANCE_IN_PROGRESS if group.state == g.PREPARING_REBALANCE else Errors.NONE
+                if error is None:
+                    member = group.members[request.member_id]
+                    self._reschedule_heartbeat(group, member, member.session_timeout_ms)
+                    error = Errors.REBALANCE_IN_PROGRESS if group.state == g.PREPARING_REBALANCE else Errors.NONE
         reply(HeartbeatResponse(error))
 
     def _reschedule_heartbeat(self, group: g.ClassicGroup, member: g.GroupMember, timeout_ms: int) -> None:
@@ -608,7 +613,7 @@ class GroupCoordinator:
                 self._removed(group, member_id, member.client_id, reason)
                 answers.append(LeaveGroupMemberResponse(member_id, Errors.NONE))
                 left.append(member_id)
-        if left:
+        if left and group is not None:  # members only leave an existing group
             self._maybe_prepare_rebalance_or_complete_join(group, f"member(s) {', '.join(left)} left the group")
         reply(LeaveGroupResponse(Errors.NONE, answers))
 
@@ -622,7 +627,7 @@ class GroupCoordinator:
                 group = self.groups[group_id] = g.ClassicGroup(group_id, state_timestamp=self.now_ms)
             else:
                 error = Errors.ILLEGAL_GENERATION
-        if error is None:
+        if error is None and group is not None:     # no error means the group exists (or was just created)
             error = group.validate_offset_commit(request.member_id, request.generation_id)
         if error is not None:
             reply(OffsetCommitResponse([OffsetCommitPartitionResponse(p.topic, p.partition, error)
@@ -683,7 +688,7 @@ class GroupCoordinator:
                                       group.leader_id, group.state_timestamp, members)
         self._append(group.group_id, [ot.group_record(group.group_id, value)], on_done)
 
-    def _append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
+    def _append(self, group_id: str, records: Sequence[tuple[bytes, bytes | None]],
                 on_done: Callable[[str], None]) -> None:
         """Append through the partition leader, acks=all: `on_done(error)` once the HW passes it."""
         p = self.partition_for(group_id)
@@ -714,16 +719,16 @@ def _replay(records: list) -> tuple[dict[str, ot.GroupMetadataValue | None],
             key = ot.decode_key(record.key)
         except ot.UnknownKeyVersionError:
             continue
-        value = ot.decode_value(key, record.value)
         if isinstance(key, ot.OffsetCommitKey):
+            commit = ot.decode_value(key, record.value)
             per_group = offsets.setdefault(key.group, {})
-            if value is None:
+            if commit is None:
                 per_group.pop((key.topic, key.partition), None)
             else:
                 per_group[(key.topic, key.partition)] = OffsetAndMetadata(
-                    value.offset, value.leader_epoch, value.metadata, value.commit_timestamp)
+                    commit.offset, commit.leader_epoch, commit.metadata, commit.commit_timestamp)
         else:
-            values[key.group] = value
+            values[key.group] = ot.decode_value(key, record.value)
     return values, offsets
 
 

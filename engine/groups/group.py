@@ -63,7 +63,7 @@ class GroupMember:
     def protocol_names(self) -> list[str]:
         return [name for name, _ in self.protocols]
 
-    def metadata(self, protocol: str) -> bytes:
+    def metadata(self, protocol: str | None) -> bytes:   # None: an Empty group's, which no member supports
         for name, data in self.protocols:
             if name == protocol:
                 return data

@@ -157,6 +157,12 @@ def _encode_member(m: MemberMetadata) -> bytes:
                      kt.bytes_field(m.subscription), kt.bytes_field(m.assignment)))
 
 
+@overload
+def decode_value(key: OffsetCommitKey, data: bytes | None) -> OffsetCommitValue | None: ...
+@overload
+def decode_value(key: GroupMetadataKey, data: bytes | None) -> GroupMetadataValue | None: ...
+@overload
+def decode_value(key: Key, data: bytes | None) -> Value | None: ...
 def decode_value(key: Key, data: bytes | None) -> Value | None:
     """The value for `key` (it says which schema), or None for a tombstone."""
     if data is None:

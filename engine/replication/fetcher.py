@@ -18,12 +18,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.common.errors import Errors
-from engine.protocol import (EpochQuery, FetchPartition, FetchRequest, FetchResponse,
-                             OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse)
+from engine.protocol import (
+    EpochQuery,
+    FetchPartition,
+    FetchRequest,
+    FetchResponse,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
+)
 from engine.storage.leader_epoch_cache import UNDEFINED
 
 if TYPE_CHECKING:
     from engine.node import BrokerContext
+    from engine.sim.scheduler import Scheduled
 
 HIGH_WATERMARK = "high-watermark"
 LEADER_EPOCH = "leader-epoch"
@@ -43,9 +50,9 @@ class ReplicaFetcher:
         self.leader = leader
         self.states: dict[tuple[str, int], FetchState] = {}
         self._in_flight: int | None = None
-        self._timeout = None
+        self._timeout: Scheduled | None = None
         self._next_request = 0
-        self._wakeup = None
+        self._wakeup: Scheduled | None = None
 
     # -- membership -------------------------------------------------------------------------
     def add_partition(self, key: tuple[str, int], leader_epoch: int) -> None:

@@ -15,22 +15,24 @@ ISR changes are written to the metadata store by the leader, as in ZooKeeper mod
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from engine import events as ev
 from engine.common.errors import Errors
+from engine.metadata.store import BadVersionError, NoNodeError
+from engine.protocol import PartitionState
 from engine.storage import record_batch as rb
 from engine.storage.batch_records import INT64_MAX, INT64_MIN, RECORD, decode_records
 from engine.storage.errors import KafkaStorageError
+from engine.storage.leader_epoch_cache import LeaderEpochCache
 from engine.storage.log import Log
 from engine.storage.producer_state import ProducerStateError, ProducerStateManager, batch_headers, has_producer_id
-from engine.protocol import PartitionState
-from engine.storage.leader_epoch_cache import LeaderEpochCache
-from engine.metadata.store import BadVersionError, NoNodeError
 
 if TYPE_CHECKING:
     from engine.node import BrokerContext
+    from engine.sim.scheduler import Scheduled
 
 MAX_RECORDS_IN_EVENT = 20
 
@@ -48,7 +50,7 @@ class PendingProduce:
     required_offset: int            # HW must reach this (last offset + 1)
     base_offset: int
     respond: Callable[[str, int], None]
-    timer: object = None
+    timer: Scheduled | None = None
 
 
 @dataclass(slots=True)
