@@ -77,6 +77,7 @@ class Cluster:
         if self.cluster_config.truncation not in TRUNCATION_MODES:
             raise ClusterError(f"truncation must be one of {', '.join(TRUNCATION_MODES)}")
         self.seed = seed
+        self.shape: dict[str, object] | None = None   # how engine.persistence created it (saved with it)
         self.data_dir = os.path.abspath(data_dir)
         os.makedirs(self.data_dir, exist_ok=True)
         self.scheduler = Scheduler()

@@ -25,9 +25,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from engine.clients.partitioner import NullKeyPartitioner, RoundRobinPartitioner, StickyPartitioner
 from engine.storage import record_batch as rb
 from engine.storage.varint import SMALL_VARINT_MAX, SMALL_VARINT_SIZES, size_of_varint
-from engine.clients.partitioner import NullKeyPartitioner, RoundRobinPartitioner, StickyPartitioner
 
 if TYPE_CHECKING:
     import random

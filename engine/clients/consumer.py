@@ -21,15 +21,27 @@ running *inside* the simulation uses `poll_once` and `commit_async` (see consume
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from engine import events as ev
 from engine.clients.consumer_fetcher import Fetcher
 from engine.clients.consumer_group import STABLE, ConsumerCoordinator
-from engine.clients.consumer_state import (RETRIABLE_ERRORS, CommitFailedError, ConsumedRecord,
-                                           ConsumerConfig, ConsumerMetadata, ConsumerTimeoutError, IllegalStateError,
-                                           KafkaClientError, NoOffsetForPartitionError, RebalanceInProgressError,
-                                           SubscriptionState, as_dicts, as_topic_partition)
+from engine.clients.consumer_state import (
+    RETRIABLE_ERRORS,
+    CommitFailedError,
+    ConsumedRecord,
+    ConsumerConfig,
+    ConsumerMetadata,
+    ConsumerTimeoutError,
+    IllegalStateError,
+    KafkaClientError,
+    NoOffsetForPartitionError,
+    RebalanceInProgressError,
+    SubscriptionState,
+    as_dicts,
+    as_topic_partition,
+)
 from engine.common.errors import Errors
 from engine.groups.assignors import TopicPartition
 from engine.groups.protocol import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsPartition, ListOffsetsRequest
@@ -38,8 +50,19 @@ from engine.protocol import MetadataRequest
 from engine.topic_pattern import TopicPattern
 
 DEFAULT_POLL_TIMEOUT_MS = 1000
-ERRORS = {Errors.COMMIT_FAILED: CommitFailedError, Errors.REBALANCE_IN_PROGRESS: RebalanceInProgressError,
-          Errors.NO_OFFSET_FOR_PARTITION: NoOffsetForPartitionError}
+ERRORS: dict[str, type[KafkaClientError]] = {
+    Errors.COMMIT_FAILED: CommitFailedError, Errors.REBALANCE_IN_PROGRESS: RebalanceInProgressError,
+    Errors.NO_OFFSET_FOR_PARTITION: NoOffsetForPartitionError}
+
+
+# A blocking call's wait condition, bound to the answer list of its own loop turn (not to the loop's
+# variable, B023): an answer arriving late for an earlier turn lands in that turn's list and is ignored.
+def _has_any(answers: list) -> Callable[[], bool]:
+    return lambda: bool(answers)
+
+
+def _has_count(answers: list, count: int) -> Callable[[], bool]:
+    return lambda: len(answers) == count
 
 
 class Consumer:
@@ -61,7 +84,7 @@ class Consumer:
         self.subscriptions = SubscriptionState()
         self.metadata = ConsumerMetadata()
         self.fetcher = Fetcher(self)
-        self.coordinator = ConsumerCoordinator(self) if self.group_id else None
+        self.coordinator = ConsumerCoordinator(self, self.group_id) if self.group_id else None
         self.app = None                          # a consumer_app.PollLoop driving it, if any
         self._consumed: list[ConsumedRecord] = []
         self._woken = False
@@ -161,7 +184,7 @@ class Consumer:
             # re backtracks, and (a|aa)+b against a long topic name holds the whole process.
             self.subscriptions.pattern = TopicPattern(pattern, per_name=True) if isinstance(pattern, str) else pattern
             self.subscriptions.topics = self._matching_topics()
-        else:
+        elif topics is not None:    # exactly one of topics and pattern is given (checked above)
             topics = sorted(set(topics))
             if not topics:
                 self.unsubscribe()
@@ -290,28 +313,28 @@ class Consumer:
         """Commit `offsets` ({partition: next offset to read}) or, by default, every position.
         `callback(error name or None, offsets)` comes later; nothing is retried."""
         self._check_usable()
-        self._require_group()
+        coordinator = self._require_group()
         to_commit = self._offsets_arg(offsets)
-        self.coordinator.commit(to_commit, lambda error: callback(error, to_commit) if callback else None)
+        coordinator.commit(to_commit, lambda error: callback(error, to_commit) if callback else None)
 
     def commit_sync(self, offsets: dict | None = None, timeout_ms: int | None = None) -> None:
         """Commit and wait; retriable errors are retried until default.api.timeout.ms.
         Raises CommitFailedError when this member is no longer in the generation."""
         self._check_usable()
-        self._require_group()
+        coordinator = self._require_group()
         to_commit = self._offsets_arg(offsets)
         timeout = self.config.default_api_timeout_ms if timeout_ms is None else timeout_ms
         deadline = self.now_ms + timeout
         while True:
             result: list[str | None] = []
-            self.coordinator.commit(to_commit, result.append)
-            self._wait(lambda: bool(result), max(0, deadline - self.now_ms), "the offsets were committed")
+            coordinator.commit(to_commit, result.append)
+            self._wait(_has_any(result), max(0, deadline - self.now_ms), "the offsets were committed")
             error = result[0]
             if error is None:
                 return
             if error not in RETRIABLE_ERRORS or self.now_ms >= deadline:
                 raise ERRORS.get(error, KafkaClientError)(f"Commit failed: {error}", error)
-            self._wait(self.coordinator.ensure_coordinator, max(0, deadline - self.now_ms),
+            self._wait(coordinator.ensure_coordinator, max(0, deadline - self.now_ms),
                        "the coordinator was found")
 
     def _offsets_arg(self, offsets: dict | None) -> dict[TopicPartition, tuple[int, int]]:
@@ -326,23 +349,24 @@ class Consumer:
     def committed(self, partitions: Iterable, timeout_ms: int | None = None) -> dict[TopicPartition, int | None]:
         """The group's committed offsets (None where nothing is committed); waits for the answer."""
         self._check_usable()
-        self._require_group()
+        coordinator = self._require_group()
         wanted = [as_topic_partition(tp) for tp in partitions]
         timeout = self.config.default_api_timeout_ms if timeout_ms is None else timeout_ms
         deadline = self.now_ms + timeout
         while True:
-            answers: list[object] = []
-            self._wait(self.coordinator.ensure_coordinator, max(0, deadline - self.now_ms), "the coordinator was found")
-            if self.coordinator.fetch_committed(wanted, answers.append):
-                self._wait(lambda: bool(answers), max(0, deadline - self.now_ms), "the committed offsets were fetched")
+            answers: list[Any] = []    # the OffsetFetchResponse, or None on a time-out
+            self._wait(coordinator.ensure_coordinator, max(0, deadline - self.now_ms), "the coordinator was found")
+            if coordinator.fetch_committed(wanted, answers.append):
+                self._wait(_has_any(answers), max(0, deadline - self.now_ms), "the committed offsets were fetched")
                 if answers[0] is not None and answers[0].error == Errors.NONE:
                     found = {TopicPartition(p.topic, p.partition): p.committed_offset for p in answers[0].partitions}
                     return {tp: (found[tp] if found.get(tp, -1) >= 0 else None) for tp in wanted}
 
-    def _require_group(self) -> None:
+    def _require_group(self) -> ConsumerCoordinator:
         if self.coordinator is None:
             raise KafkaClientError("To use the group management or offset commit APIs, you must provide a "
                                    "valid group.id in the consumer configuration.", Errors.INVALID_GROUP_ID)
+        return self.coordinator
 
     # -- positions ----------------------------------------------------------------------------
     def position(self, partition, timeout_ms: int | None = None) -> int:
@@ -420,7 +444,7 @@ class Consumer:
                 self.metadata.need_update = True
                 self._maybe_update_metadata()
                 self._wait(lambda: not self.metadata.in_flight, max(0, deadline - self.now_ms), "metadata arrived")
-            answers: list[object] = []
+            answers: list[Any] = []    # ListOffsetsResponses, or None on a time-out
             sent = 0
             for tp in wanted:
                 leader, epoch = self.metadata.leader(tp)
@@ -429,7 +453,7 @@ class Consumer:
                     self.send(leader, ListOffsetsRequest(-1, 0, [query]), answers.append,
                               summary={"partition": str(tp), "timestamp": timestamp})
                     sent += 1
-            self._wait(lambda: len(answers) == sent, max(0, deadline - self.now_ms), "the offsets were listed")
+            self._wait(_has_count(answers, sent), max(0, deadline - self.now_ms), "the offsets were listed")
             for answer in answers:
                 for p in getattr(answer, "partitions", None) or []:
                     if p.error == Errors.NONE:

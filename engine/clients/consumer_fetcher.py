@@ -16,16 +16,27 @@ and OffsetFetcher).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from engine import events as ev
-from engine.common.errors import Errors
-from engine.storage.batch_records import (HEADERS, INT64_MAX, KEY, LEADER_EPOCH, OFFSET, TIMESTAMP, VALUE,
-                                          Constant, decode_records, record_shape)
 from engine.clients.consumer_state import ConsumedRecord
+from engine.common.errors import Errors
 from engine.groups.assignors import TopicPartition
 from engine.groups.protocol import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsPartition, ListOffsetsRequest
 from engine.protocol import CONSUMER_REPLICA_ID, FetchPartition, FetchRequest
+from engine.storage.batch_records import (
+    HEADERS,
+    INT64_MAX,
+    KEY,
+    LEADER_EPOCH,
+    OFFSET,
+    TIMESTAMP,
+    VALUE,
+    Constant,
+    decode_records,
+    record_shape,
+)
 
 if TYPE_CHECKING:
     from engine.clients.consumer import Consumer
@@ -123,7 +134,7 @@ class Fetcher:
                 ListOffsetsPartition(tp.topic, tp.partition, RESET_TIMESTAMPS[strategy], epoch)
                 for tp, strategy, epoch in items])
             self._list_offsets_in_flight.update(tp for tp, _, _ in items)
-            self.consumer.send(leader, request, lambda answer, items=items: self._on_list_offsets(items, answer),
+            self.consumer.send(leader, request, partial(self._on_list_offsets, items),
                                summary={"partitions": [f"{tp}@{strategy}" for tp, strategy, _ in items]})
 
     def _on_list_offsets(self, items: list[tuple[TopicPartition, str, int]], answer) -> None:
@@ -174,7 +185,7 @@ class Fetcher:
                                    self.config.fetch_max_bytes, parts, self._isolation())
             sent = {TopicPartition(p.topic, p.partition): p.fetch_offset for p in parts}
             self.consumer.send(leader, request,
-                               lambda answer, leader=leader, sent=sent: self._on_fetch(leader, sent, answer),
+                               partial(self._on_fetch, leader, sent),
                                foreground=False, summary={"partitions": [
                                    {"topic": p.topic, "partition": p.partition, "fetch_offset": p.fetch_offset}
                                    for p in parts]})
@@ -190,8 +201,8 @@ class Fetcher:
         for data in answer.partitions:
             tp = TopicPartition(data.topic, data.partition)
             state = assignment.get(tp)
-            if state is None or state.position != sent.get(tp):
-                continue                      # revoked or moved since the request left
+            if state is None or state.position is None or state.position != sent.get(tp):
+                continue                      # revoked or moved since the request left (sent holds ints)
             if data.error == Errors.NONE:
                 state.high_watermark = data.high_watermark
                 records = _decode(data.topic, data.partition, data.records, state.position)

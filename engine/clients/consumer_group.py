@@ -25,18 +25,36 @@ callback gets a RetriableCommitFailedException around a DisconnectException or a
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from engine import events as ev
 from engine.clients.consumer_state import RETRIABLE_ERRORS
 from engine.common.errors import Errors
 from engine.groups.assignors import ASSIGNORS, TopicPartition
-from engine.groups.consumer_protocol import (STICKY, decode_assignment, decode_subscription, encode_assignment,
-                                             encode_sticky_user_data, encode_subscription)
-from engine.groups.protocol import (CONSUMER_PROTOCOL_TYPE, UNKNOWN_MEMBER_ID, FindCoordinatorRequest,
-                                    HeartbeatRequest, JoinGroupProtocol, JoinGroupRequest, LeaveGroupRequest,
-                                    MemberIdentity, OffsetCommitPartition, OffsetCommitRequest, OffsetFetchRequest,
-                                    SyncGroupAssignment, SyncGroupRequest)
+from engine.groups.consumer_protocol import (
+    STICKY,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_sticky_user_data,
+    encode_subscription,
+)
+from engine.groups.protocol import (
+    CONSUMER_PROTOCOL_TYPE,
+    UNKNOWN_MEMBER_ID,
+    FindCoordinatorRequest,
+    HeartbeatRequest,
+    JoinGroupProtocol,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    MemberIdentity,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    SyncGroupAssignment,
+    SyncGroupRequest,
+)
 
 if TYPE_CHECKING:
     from engine.clients.consumer import Consumer
@@ -57,10 +75,10 @@ def _names(partitions) -> list[str]:
 
 
 class ConsumerCoordinator:
-    def __init__(self, consumer: Consumer) -> None:
+    def __init__(self, consumer: Consumer, group_id: str) -> None:
         self.consumer = consumer
         self.config = consumer.config
-        self.group_id = consumer.config.group_id
+        self.group_id = group_id
         self.coordinator: int | None = None
         self.member_id = UNKNOWN_MEMBER_ID
         self.generation = -1
@@ -345,8 +363,8 @@ class ConsumerCoordinator:
         protocol = answer.protocol_name
         subscriptions = {m.member_id: decode_subscription(m.metadata).for_assignor(protocol) for m in answer.members}
         self._group_topics = {t for s in subscriptions.values() for t in s.topics}
-        counts = {t: self.consumer.metadata.partition_count(t) for t in sorted(self._group_topics)}
-        counts = {t: n for t, n in counts.items() if n}
+        known = {t: self.consumer.metadata.partition_count(t) for t in sorted(self._group_topics)}
+        counts = {t: n for t, n in known.items() if n}
         assignment = ASSIGNORS[protocol].assign(counts, subscriptions)
         self._assignment_snapshot = counts
         return [SyncGroupAssignment(member_id, encode_assignment(partitions))
@@ -507,7 +525,8 @@ class ConsumerCoordinator:
             # ConsumerCoordinator.commitOffsetsAsync: look the coordinator up, then commit. A failed
             # lookup fails the commit (RetriableCommitFailedException) and nothing is retried, so
             # commits never arrive out of order.
-            self.lookup_coordinator(lambda error: failed(error) if error else self._send_commit(offsets, callback, failed))
+            self.lookup_coordinator(
+                lambda error: failed(error) if error else self._send_commit(offsets, callback, failed))
             return
         self._send_commit(offsets, callback, failed)
 

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.storage.errors import InvalidConfigError
-from engine.common.errors import Errors, KafkaError
 from engine.common.config_values import field_kind, parse_config_value
+from engine.common.errors import Errors, KafkaError
 from engine.groups.assignors import ASSIGNORS, TopicPartition
+from engine.storage.errors import InvalidConfigError
+
+if TYPE_CHECKING:
+    from engine.topic_pattern import TopicPattern
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 RESET_STRATEGIES = ("earliest", "latest", "none")
@@ -191,7 +194,7 @@ class PartitionState:
 class SubscriptionState:
     mode: str | None = None           # None, "topics", "pattern", "assigned"
     topics: list[str] = field(default_factory=list)   # subscribed topics (for a pattern: those matching)
-    pattern: re.Pattern | None = None
+    pattern: re.Pattern | TopicPattern | None = None
     listener: Any = None
     assignment: dict[TopicPartition, PartitionState] = field(default_factory=dict)
 

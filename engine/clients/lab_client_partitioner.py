@@ -51,8 +51,13 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from engine.clients.partitioner import (DEFAULT_BATCH_SIZE_BYTES, NullKeyPartitioner, RoundRobinPartitioner,
-                                        StickyPartitioner, partition_for_key)
+from engine.clients.partitioner import (
+    DEFAULT_BATCH_SIZE_BYTES,
+    NullKeyPartitioner,
+    RoundRobinPartitioner,
+    StickyPartitioner,
+    partition_for_key,
+)
 
 STICKY = "sticky"
 ROUND_ROBIN = "round-robin"

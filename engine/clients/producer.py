@@ -30,19 +30,19 @@ step, a test, the lab; never from a scheduled action or an event callback).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
-from typing import Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from engine import events as ev
 from engine.clients.accumulator import RecordAccumulator, record_size_upper_bound
-from engine.produced_log import ProducedLog
 from engine.clients.partitioner import NullKeyPartitioner, choose_partition
 from engine.clients.sender import Sender
 from engine.common.config_values import parse_config_value
-from engine.node import Node, World
-from engine.protocol import PartitionMetadata
 from engine.common.errors import Errors, KafkaError
+from engine.node import Node, World
+from engine.produced_log import ProducedLog
+from engine.protocol import PartitionMetadata
 
 try:   # ProducedRecords of atomic values out of the cyclic GC; None without the C extension
     from engine.storage._columnar import untrack_atomic as _untrack_atomic
@@ -114,7 +114,7 @@ def resolve_config(config: dict | None) -> tuple[ProducerConfig, list[str]]:
     if unknown:
         raise ProducerConfigError(f"Unknown producer config {', '.join(map(repr, unknown))} "
                                   f"(known: {', '.join(sorted(_KAFKA_NAMES))})")
-    values = {name: _parse(key, given[key], getattr(ProducerConfig, name))
+    values: dict[str, Any] = {name: _parse(key, given[key], getattr(ProducerConfig, name))
               for key, name in _KAFKA_NAMES.items() if key in given}
     _validate(values)
     values.update(_delivery_timeout(values, "delivery.timeout.ms" in given, warnings))
@@ -242,7 +242,7 @@ NEEDS_MEMORY = "memory"
 class _Route(NamedTuple):
     """What placing a record of a known topic reads from the producer's metadata and clock; fixed
     while the scheduler does not run, so send_batch() looks it up once for all its records."""
-    count: int                    # the topic's partitions
+    partition_count: int          # the topic's partitions (not `count`: that is tuple.count)
     available: Sequence[int]      # those with a leader
     now_ms: int
     partitioner: NullKeyPartitioner | None   # the topic's null-key partitioner, if it has one yet
@@ -488,7 +488,7 @@ class Producer:
                 metadata.wanted.add(topic)
                 metadata.need_update = True
                 return NEEDS_METADATA
-        count, available = route.count, route.available
+        count, available = route.partition_count, route.available
         config, accumulator = self.config, self.accumulator
         size = record_size_upper_bound(record.key, record.value, record.headers)
         sticky = partition is None and (record.key is None or config.partitioner_ignore_keys)
@@ -537,7 +537,7 @@ class Producer:
         batch, created, appended = self.accumulator.append(tp, record, route.now_ms)
         full = batch.is_full()   # `batch` is the partition's last: this is all_batches_full(tp)
         if partitioner is not None:
-            partitioner.on_append(appended, route.available, route.count, full)   # enable_switch=full
+            partitioner.on_append(appended, route.available, route.partition_count, full)   # enable_switch=full
         if created or full:
             self.sender.wakeup()
 

@@ -29,14 +29,23 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine import events as ev
-from engine.common.errors import Errors
-from engine.storage import record_batch as rb
 from engine.clients.accumulator import ProducerBatch, TopicPartition
-from engine.protocol import (InitProducerIdRequest, InitProducerIdResponse, MetadataRequest, MetadataResponse,
-                             PartitionMetadata, ProducePartitionData, ProduceRequest, ProduceResponse)
+from engine.common.errors import Errors
+from engine.protocol import (
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    MetadataRequest,
+    MetadataResponse,
+    PartitionMetadata,
+    ProducePartitionData,
+    ProduceRequest,
+    ProduceResponse,
+)
+from engine.storage import record_batch as rb
 
 if TYPE_CHECKING:
     from engine.clients.producer import Producer
+    from engine.sim.scheduler import Scheduled
 
 # Kafka's RetriableException subclasses a produce answer can carry.
 RETRIABLE_ERRORS = frozenset({
@@ -241,7 +250,7 @@ class Sender:
         self._pid_retry_at = 0
         self._next_request_id = 0
         self._rotation = 0
-        self._timer = None
+        self._timer: Scheduled | None = None
         self._timer_at = -1
         self._ready_delay: int | None = None
         self.stopped = False
@@ -264,7 +273,7 @@ class Sender:
         at = self.now_ms + delay_ms
         timer = self._timer
         due = timer is not None and not timer.cancelled and self._timer_at <= at
-        if due and timer.foreground:
+        if due and timer is not None and timer.foreground:   # (due implies a timer: for the checker)
             return   # (checked before has_pending(): send() wakes the sender for every waiting record)
         if foreground is None:
             foreground = self.producer.has_pending()
@@ -451,7 +460,7 @@ class Sender:
             error = response.error if response is not None else Errors.NETWORK_EXCEPTION
             if batch.done:
                 continue                     # expired while in flight: the answer comes too late
-            if error == Errors.NONE:
+            if error == Errors.NONE and response is not None:     # NONE only comes from a response
                 self._complete(batch, response.base_offset)
             else:
                 self._handle_error(batch, error)

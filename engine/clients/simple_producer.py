@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from engine import events as ev
 from engine.clients.lab_client_partitioner import STICKY, LabClientPartitioner
@@ -99,7 +100,9 @@ class SimpleProducer:
             self.client.publish(ev.ProduceAcknowledged(request_id=record.request_id, topic=record.topic,
                                                        partition=record.partition, offset=-1, acks=0))
         else:
-            self.client.send(f"broker-{leader}", request, lambda answer: self._on_answer(record, answer),
+            # the network carries any body; a ProduceRequest's answer is a ProduceResponse (None: timed out)
+            self.client.send(f"broker-{leader}", request,
+                             lambda answer: self._on_answer(record, cast(ProduceResponse | None, answer)),
                              timeout_ms=self.request_timeout_ms, summary=summary)
 
     def _on_answer(self, record: Produced, answer: ProduceResponse | None) -> None:
