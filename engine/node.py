@@ -161,7 +161,9 @@ class Node:
         self.world.bus.publish(event)
 
     def rng(self, name: str) -> random.Random:
-        """A seeded stream by name (the same name always draws the same numbers)."""
+        """A new seeded stream by name (RandomTree.fork): the same name always starts the same
+        numbers, so each call starts over — take it once per purpose and keep it. A stream several
+        nodes draw from in turn is World.stream."""
         return self.world.random.fork(name)
 
     def schedule(self, delay_ms: int, action: Callable[[], None], label: str, *,
