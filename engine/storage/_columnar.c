@@ -608,8 +608,10 @@ decode_compressed(PyObject *decompress, int codec, const uint8_t *records, Py_ss
     return result;
 }
 
+/* The batch's CRC-32C over attributes..end, computed by the `crc32c` function handed in:
+ * 0 with the value in *out, -1 with a Python error set. */
 static int
-verify_crc(PyObject *crc32c, const uint8_t *batch, Py_ssize_t size, Py_ssize_t position)
+batch_crc(PyObject *crc32c, const uint8_t *batch, Py_ssize_t size, unsigned long *out)
 {
     PyObject *view = PyMemoryView_FromMemory((char *)batch + ATTRIBUTES_OFFSET,
                                              size - ATTRIBUTES_OFFSET, PyBUF_READ);
@@ -622,6 +624,16 @@ verify_crc(PyObject *crc32c, const uint8_t *batch, Py_ssize_t size, Py_ssize_t p
     unsigned long value = PyLong_AsUnsignedLong(computed);
     Py_DECREF(computed);
     if (value == (unsigned long)-1 && PyErr_Occurred())
+        return -1;
+    *out = value;
+    return 0;
+}
+
+static int
+verify_crc(PyObject *crc32c, const uint8_t *batch, Py_ssize_t size, Py_ssize_t position)
+{
+    unsigned long value;
+    if (batch_crc(crc32c, batch, size, &value) < 0)
         return -1;
     uint32_t stored = be32(batch + CRC_OFFSET);
     if (value != stored)
@@ -1179,17 +1191,8 @@ leader_batch_check(const uint8_t *data, Py_ssize_t length, long long max_message
     if ((attributes & COMPRESSION_CODEC_MASK) != 0 || records_count <= 0
             || records_count != last_offset_delta + 1)
         return 0;
-    PyObject *view = PyMemoryView_FromMemory((char *)data + ATTRIBUTES_OFFSET,
-                                             size - ATTRIBUTES_OFFSET, PyBUF_READ);
-    if (view == NULL)
-        return -1;
-    PyObject *computed = PyObject_CallOneArg(crc32c, view);
-    Py_DECREF(view);
-    if (computed == NULL)
-        return -1;
-    unsigned long crc = PyLong_AsUnsignedLong(computed);
-    Py_DECREF(computed);
-    if (crc == (unsigned long)-1 && PyErr_Occurred())
+    unsigned long crc;
+    if (batch_crc(crc32c, data, size, &crc) < 0)
         return -1;
     if (crc != be32(data + CRC_OFFSET))
         return 0;

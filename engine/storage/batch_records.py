@@ -41,6 +41,7 @@ from crc32c import crc32c
 
 from engine.storage import record_batch as rb
 from engine.storage.record_batch import BytesLike, CorruptRecordError
+from engine.storage.varint import INT64_MAX, INT64_MIN
 
 try:
     from engine.storage import _columnar
@@ -48,9 +49,6 @@ except ImportError:  # built by `pip install -e .`; a machine without a compiler
     _columnar = None
 
 HAS_EXTENSION = _columnar is not None
-
-INT64_MIN = -(1 << 63)
-INT64_MAX = (1 << 63) - 1
 
 # The record fields an attribute can take (the codes _columnar.c's decode_objects knows).
 CONSTANT, OFFSET, TIMESTAMP, KEY, VALUE, HEADERS, LEADER_EPOCH, TIMESTAMP_TYPE = range(-1, 7)

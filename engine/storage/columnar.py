@@ -31,17 +31,9 @@ import pyarrow as pa
 from crc32c import crc32c  # engine.storage.crc's backend, called directly: one C call per batch
 
 from engine.storage import record_batch as rb
+from engine.storage.batch_records import HAS_EXTENSION, _columnar  # the one place the extension is imported
 from engine.storage.record_batch import BytesLike, CorruptRecordError
-
-try:
-    from engine.storage import _columnar
-except ImportError:  # built by `pip install -e .`; a machine without a compiler has none
-    _columnar = None
-
-HAS_EXTENSION = _columnar is not None
-
-INT64_MIN = -(1 << 63)
-INT64_MAX = (1 << 63) - 1
+from engine.storage.varint import INT64_MAX, INT64_MIN
 
 HEADER_TYPE = pa.struct([("key", pa.string()), ("value", pa.binary())])
 HEADERS_TYPE = pa.list_(HEADER_TYPE)

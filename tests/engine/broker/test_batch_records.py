@@ -7,6 +7,7 @@ import gc
 import struct
 
 import pytest
+from batch_samples import MIXED, T0, fetches, with_fresh_crc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,6 @@ from engine.storage.crc import crc32c
 from engine.storage.errors import KafkaStorageError
 from engine.storage.record_batch import CorruptRecordError, encode_batch
 
-T0 = 1_700_000_000_000
 ALL = (br.INT64_MIN, br.INT64_MAX)
 
 needs_extension = pytest.mark.skipif(
@@ -25,9 +25,6 @@ needs_extension = pytest.mark.skipif(
 DECODERS = [pytest.param(br.decode_records_c, id="c", marks=needs_extension),
             pytest.param(br.decode_records_python, id="python")]
 
-MIXED = [(None, b"no key"), (b"k1", None), (b"", b""),
-         (b"k2", b"v" * 300, T0 + 7, [("trace", b"\x01"), ("émoji-🦀", None), ("empty", b"")]),
-         (b"big", b"w" * 20_000, T0 - 5)]   # a three-byte value length, a negative timestamp delta
 
 
 def consumed_shape(topic: str = "t", partition: int = 3) -> br.RecordShape:
@@ -73,11 +70,6 @@ def _assert_same_outcome(data, first=ALL[0], end=ALL[1], shape=br.RECORD, **opti
         assert _outcome(br.decode_records_c, data, first, end, shape, **options) == python
     return python
 
-
-def _with_fresh_crc(batch: bytes | bytearray) -> bytes:
-    out = bytearray(batch)
-    struct.pack_into(">I", out, rb.CRC_OFFSET, crc32c(bytes(out[rb.ATTRIBUTES_OFFSET:])))
-    return bytes(out)
 
 
 def _marker(base_offset: int) -> bytes:
@@ -219,7 +211,7 @@ def test_a_damaged_control_batch_is_corrupt_for_a_consumer_too(decode) -> None:
     marker = bytearray(_marker(0))
     marker[-1] = 0x7E   # the marker's headers count, now 63 headers that are not there
     with pytest.raises(CorruptRecordError):
-        decode(_with_fresh_crc(marker), *ALL, consumed_shape())
+        decode(with_fresh_crc(marker), *ALL, consumed_shape())
 
 
 @pytest.mark.parametrize("decode", DECODERS)
@@ -253,28 +245,6 @@ def test_a_batch_of_every_record_form_encodes_as_the_python_encoder_does() -> No
 
 # --- properties ---------------------------------------------------------------------------------
 
-header_lists = st.lists(st.tuples(st.text(max_size=4), st.none() | st.binary(max_size=4)), max_size=3)
-records = st.tuples(st.none() | st.binary(max_size=12), st.none() | st.binary(max_size=300),
-                    st.integers(-10**6, 10**6), header_lists)
-
-
-@st.composite
-def fetches(draw) -> tuple[bytes, int, int]:
-    """Whole batches back to back, and a range of offsets over (or around) them."""
-    parts, base = [], draw(st.integers(0, 2**40))
-    for _ in range(draw(st.integers(1, 4))):
-        batch_records = [(k, v, T0 + dt, h) for k, v, dt, h in draw(st.lists(records, min_size=1, max_size=8))]
-        control = draw(st.booleans()) and draw(st.booleans())
-        batch = bytearray(encode_batch(
-            batch_records, base_offset=base, base_timestamp=T0, compression=draw(st.sampled_from([rb.NONE, rb.GZIP])),
-            producer_id=1 if control else -1, is_transactional=control, is_control=control,
-            partition_leader_epoch=draw(st.integers(-1, 3))))
-        if draw(st.booleans()):
-            rb.set_log_append_time_in_place(batch, 0, len(batch), T0 + draw(st.integers(0, 10**6)))
-        parts.append(bytes(batch))
-        base += len(batch_records) + draw(st.integers(0, 3))
-    first = draw(st.integers(-1, base + 1))
-    return b"".join(parts), first, draw(st.integers(first, base + 2))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,15 +6,14 @@ import struct
 
 import pyarrow as pa
 import pytest
+from batch_samples import MIXED, T0, fetches, records, with_fresh_crc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.storage import columnar
 from engine.storage import record_batch as rb
-from engine.storage.crc import crc32c
 from engine.storage.record_batch import CorruptRecordError, encode_batch
 
-T0 = 1_700_000_000_000  # a fixed "now" in milliseconds
 EVERYTHING = (columnar.INT64_MIN, columnar.INT64_MAX)
 
 needs_extension = pytest.mark.skipif(
@@ -59,11 +58,6 @@ def _assert_same_outcome(data, first: int = EVERYTHING[0], end: int = EVERYTHING
     return python
 
 
-def _with_fresh_crc(batch: bytes | bytearray) -> bytes:
-    out = bytearray(batch)
-    struct.pack_into(">I", out, rb.CRC_OFFSET, crc32c(bytes(out[rb.ATTRIBUTES_OFFSET:])))
-    return bytes(out)
-
 
 def _recompressed(batch: bytes, codec: int, compress) -> bytes:
     """`batch` (uncompressed) with its record array compressed by `codec`, as a Java client would."""
@@ -72,12 +66,9 @@ def _recompressed(batch: bytes, codec: int, compress) -> bytes:
     struct.pack_into(">i", header, rb.BATCH_LENGTH_OFFSET, rb.MIN_BATCH_LENGTH + len(body))
     (attributes,) = struct.unpack_from(">h", header, rb.ATTRIBUTES_OFFSET)
     struct.pack_into(">h", header, rb.ATTRIBUTES_OFFSET, attributes | codec)
-    return _with_fresh_crc(bytes(header) + body)
+    return with_fresh_crc(bytes(header) + body)
 
 
-MIXED = [(None, b"no key"), (b"k1", None), (b"", b""),
-         (b"k2", b"v" * 300, T0 + 7, [("trace", b"\x01"), ("émoji-🦀", None), ("empty", b"")]),
-         (b"big", b"w" * 20_000, T0 - 5)]   # a three-byte value length, a negative timestamp delta
 
 
 # --- what comes out -----------------------------------------------------------------------------
@@ -191,7 +182,7 @@ def _one_record_batch(record: bytes, count: int = 1) -> bytes:
     header = bytearray(encode_batch([(b"k", b"v")], base_timestamp=T0)[:rb.RECORDS_OFFSET])
     struct.pack_into(">i", header, rb.BATCH_LENGTH_OFFSET, rb.MIN_BATCH_LENGTH + len(record))
     struct.pack_into(">i", header, rb.RECORDS_COUNT_OFFSET, count)
-    return _with_fresh_crc(bytes(header) + record)
+    return with_fresh_crc(bytes(header) + record)
 
 
 def test_the_hand_made_record_below_is_valid() -> None:
@@ -247,32 +238,11 @@ def test_an_unknown_codec_is_corrupt(decode) -> None:
     data = bytearray(encode_batch([(b"k", b"v")], base_timestamp=T0))
     struct.pack_into(">h", data, rb.ATTRIBUTES_OFFSET, 6)
     with pytest.raises(CorruptRecordError, match="unknown compression"):
-        decode(_with_fresh_crc(data))
+        decode(with_fresh_crc(data))
 
 
 # --- properties ---------------------------------------------------------------------------------
 
-header_lists = st.lists(st.tuples(st.text(max_size=4), st.none() | st.binary(max_size=4)), max_size=3)
-records = st.tuples(st.none() | st.binary(max_size=12), st.none() | st.binary(max_size=300),
-                    st.integers(-10**6, 10**6), header_lists)
-
-
-@st.composite
-def fetches(draw) -> tuple[bytes, int, int]:
-    """Whole batches back to back, and a range of offsets over (or around) them."""
-    parts, base = [], draw(st.integers(0, 2**40))
-    for _ in range(draw(st.integers(1, 4))):
-        batch_records = [(k, v, T0 + dt, h) for k, v, dt, h in draw(st.lists(records, min_size=1, max_size=8))]
-        control = draw(st.booleans()) and draw(st.booleans())
-        batch = bytearray(encode_batch(
-            batch_records, base_offset=base, base_timestamp=T0, compression=draw(st.sampled_from([rb.NONE, rb.GZIP])),
-            producer_id=1 if control else -1, is_transactional=control, is_control=control))
-        if draw(st.booleans()):
-            rb.set_log_append_time_in_place(batch, 0, len(batch), T0 + draw(st.integers(0, 10**6)))
-        parts.append(bytes(batch))
-        base += len(batch_records) + draw(st.integers(0, 3))
-    first = draw(st.integers(-1, base + 1))
-    return b"".join(parts), first, draw(st.integers(first, base + 2))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -303,4 +273,4 @@ def test_both_decoders_agree_on_damaged_records_behind_a_good_crc(batch_records,
     batch = bytearray(encode_batch([(k, v, T0 + dt, h) for k, v, dt, h in batch_records], base_timestamp=T0))
     at = data.draw(st.integers(rb.RECORDS_OFFSET, len(batch) - 1), label="at")
     batch[at] = data.draw(st.integers(0, 255), label="byte")
-    _assert_same_outcome(_with_fresh_crc(batch))
+    _assert_same_outcome(with_fresh_crc(batch))

@@ -58,15 +58,23 @@ def test_a_reopened_log_recovers_to_the_same_offsets_and_index_entries(tmp_path)
     verify(recovered, 100)
 
 
-def test_deleted_indexes_are_rebuilt_on_open(tmp_path):
-    """Mirrors LogLoaderTest.testIndexRebuild."""
-    config = {"segment.bytes": 200, "index.interval.bytes": 1}
-    log = _open(tmp_path, config)
+REBUILD_CONFIG = {"segment.bytes": 200, "index.interval.bytes": 1}
+
+
+def _closed_log_of_200_records(path) -> list[str]:
+    """A closed log of 200 small records over many segments; the paths of all its index files."""
+    log = _open(path, REBUILD_CONFIG)
     for i in range(200):
         _append(log, bytes(10), T0 + i * 10)
     paths = [p for s in log.segments for p in (s.index_path, s.time_index_path)]
     log.close()
-    for path in paths:
+    return paths
+
+
+def test_deleted_indexes_are_rebuilt_on_open(tmp_path):
+    """Mirrors LogLoaderTest.testIndexRebuild."""
+    config = REBUILD_CONFIG
+    for path in _closed_log_of_200_records(tmp_path):
         os.remove(path)
     log = _open(tmp_path, config)
     assert log.log_end_offset == 200
@@ -76,13 +84,8 @@ def test_deleted_indexes_are_rebuilt_on_open(tmp_path):
 
 def test_corrupt_indexes_are_rebuilt_on_open(tmp_path):
     """Mirrors LogLoaderTest.testCorruptIndexRebuild: each index file holds two spaces."""
-    config = {"segment.bytes": 200, "index.interval.bytes": 1}
-    log = _open(tmp_path, config)
-    for i in range(200):
-        _append(log, bytes(10), T0 + i * 10)
-    paths = [p for s in log.segments for p in (s.index_path, s.time_index_path)]
-    log.close()
-    for path in paths:
+    config = REBUILD_CONFIG
+    for path in _closed_log_of_200_records(tmp_path):
         with open(path, "wb") as f:
             f.write(b"  ")
     log = _open(tmp_path, config)
