@@ -50,14 +50,13 @@ same bytes, ~10x faster), and the engine's bulk readers decode through it
 """
 from __future__ import annotations
 
-import gzip
-import importlib
 import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from engine.common.errors import Errors, KafkaError
+from engine.storage import compression as codecs
 from engine.storage.crc import crc32c
 from engine.storage.varint import (
     ENCODED_SMALL_VARINTS,
@@ -135,14 +134,13 @@ TRANSACTIONAL_FLAG_MASK = 0x10
 CONTROL_FLAG_MASK = 0x20
 DELETE_HORIZON_FLAG_MASK = 0x40
 
-# Compression codec ids (attributes bits 0-2).
-NONE = 0
-GZIP = 1
-SNAPPY = 2
-LZ4 = 3
-ZSTD = 4
-COMPRESSION_NAMES = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
-GZIP_LEVEL = 6   # Kafka's default compression.gzip.level (Deflater's default)
+# Compression codec ids (attributes bits 0-2); the codecs themselves live in compression.py.
+NONE = codecs.NONE
+GZIP = codecs.GZIP
+SNAPPY = codecs.SNAPPY
+LZ4 = codecs.LZ4
+ZSTD = codecs.ZSTD
+COMPRESSION_NAMES = codecs.CODEC_NAMES
 
 # Timestamp types (attributes bit 3).
 CREATE_TIME = 0
@@ -172,7 +170,8 @@ class CorruptRecordError(KafkaError):
 
 
 class UnsupportedCompressionError(CorruptRecordError):
-    """The batch uses a codec this engine cannot decompress (its Python package is missing)."""
+    """The batch uses a codec this engine cannot decompress (its Python package is missing:
+    python-snappy, lz4 and zstandard are runtime dependencies, so only a broken install does this)."""
     error = Errors.UNSUPPORTED_COMPRESSION_TYPE
 
 
@@ -387,19 +386,19 @@ def encode_batch(records: Iterable[RecordInput], *, base_offset: int = 0,
                  producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
                  base_sequence: int = NO_SEQUENCE, is_transactional: bool = False,
                  compression: int = NONE, timestamp_type: int = CREATE_TIME,
-                 is_control: bool = False) -> bytes:
+                 is_control: bool = False, compression_level: int | None = None) -> bytes:
     """Encode records as one v2 batch; their offset deltas are 0..n-1.
 
     `base_timestamp` defaults to the first timestamp the records carry; with none anywhere this
-    raises ValueError (the engine has no wall clock: callers pass time). Compression: NONE, GZIP.
+    raises ValueError (the engine has no wall clock: callers pass time). Compression: any codec
+    of compression.py, at `compression_level` (None: the codec's default, as Kafka's).
     """
     if not isinstance(records, (list, tuple)):
         records = list(records)
     if not records:
         raise ValueError("a record batch needs at least one record")
-    if compression not in (NONE, GZIP):
-        name = COMPRESSION_NAMES.get(compression, f"id {compression}")
-        raise ValueError(f"unsupported compression for encoding: {name}")
+    if compression not in COMPRESSION_NAMES:
+        raise ValueError(f"unsupported compression for encoding: id {compression}")
     if timestamp_type not in (CREATE_TIME, LOG_APPEND_TIME):
         raise ValueError(f"unknown timestamp type {timestamp_type}")
     if is_transactional and producer_id == NO_PRODUCER_ID:
@@ -421,8 +420,8 @@ def encode_batch(records: Iterable[RecordInput], *, base_offset: int = 0,
             body = b"".join(parts)
         except TypeError as error:
             raise TypeError(f"record keys and values must be bytes or None: {error}") from None
-    if compression == GZIP:
-        body = gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
+    if compression != NONE:
+        body = codecs.compress(compression, body, compression_level)
 
     attributes = compression
     if timestamp_type == LOG_APPEND_TIME:
@@ -758,55 +757,19 @@ def _decode_headers(data: bytes, pos: int, index: int) -> tuple[tuple[Header, ..
 
 
 def decompress(compression: int, data: bytes, position: int) -> bytes:
-    """The record array of a compressed batch (Kafka compresses all of it as one stream)."""
+    """The record array of a compressed batch (Kafka compresses all of it as one stream); the
+    errors name the batch's `position`."""
     name = COMPRESSION_NAMES.get(compression)
     if name is None:
         raise CorruptRecordError(
             f"batch at position {position}: unknown compression codec id {compression}", position)
     try:
-        if compression == GZIP:
-            return gzip.decompress(data)
-        if compression == SNAPPY:
-            return _snappy_decompress(_optional_codec("snappy", name, position), data)
-        if compression == LZ4:
-            return _optional_codec("lz4.frame", name, position).decompress(data)
-        zstandard = _optional_codec("zstandard", name, position)
-        return zstandard.ZstdDecompressor().decompressobj().decompress(data)
-    except UnsupportedCompressionError:
-        raise
-    except Exception as error:  # each codec library raises its own error types
-        raise CorruptRecordError(
-            f"batch at position {position}: {name} data does not decompress ({error!r})",
-            position) from None
-
-
-def _optional_codec(module: str, name: str, position: int) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError:
+        return codecs.decompress(compression, data)
+    except codecs.CodecUnavailableError as error:
         raise UnsupportedCompressionError(
-            f"batch at position {position}: unsupported compression {name} "
-            f"(the Python package {module.split('.')[0]!r} is not installed)", position) from None
-
-
-# Kafka's Java client writes snappy in snappy-java's framing ("xerial"): a 16-byte header, then
-# blocks of an int32 length followed by a raw snappy block.
-XERIAL_HEADER = struct.Struct(">8sii")   # magic, version, compatible version
-XERIAL_MAGIC = b"\x82SNAPPY\x00"
-XERIAL_BLOCK_LENGTH = struct.Struct(">i")
-
-
-def _snappy_decompress(snappy: Any, data: bytes) -> bytes:
-    if not data.startswith(XERIAL_MAGIC):
-        return snappy.decompress(data)
-    blocks = []
-    pos = XERIAL_HEADER.size
-    while pos < len(data):
-        (length,) = XERIAL_BLOCK_LENGTH.unpack_from(data, pos)
-        pos += XERIAL_BLOCK_LENGTH.size
-        blocks.append(snappy.decompress(data[pos:pos + length]))
-        pos += length
-    return b"".join(blocks)
+            f"batch at position {position}: unsupported compression {name} ({error})", position) from None
+    except codecs.CompressionFormatError as error:
+        raise CorruptRecordError(f"batch at position {position}: {error}", position) from None
 
 
 __all__ = [
