@@ -20,18 +20,27 @@ the same:
   `--verify-index-only` checks without printing the entries; `--index-sanity-check` runs the check
   a broker runs on start-up to decide whether to rebuild an index (engine.storage.index `load`)
   and says "… passed sanity check." or why not.
-- Kafka's decoders (`--offsets-decoder`, `--transaction-log-decoder`, …, a `--key-decoder-class`
+- `--cluster-metadata-decoder` (a KRaft `__cluster_metadata-0` segment): each record's payload is
+  the metadata record as JSON, `{"type":"PARTITION_RECORD","version":2,"data":{…}}` (Kafka's
+  ClusterMetadataLogMessageParser, engine.metadata.records.describe), or "Error at <offset>,
+  skipping. …"; a control record's line ends with what it holds (" LeaderChange: {…}",
+  " SnapshotHeader {…}", " endTxnMarker: COMMIT coordinatorEpoch: …", …) and has no payload, as
+  DumpLogSegments.printControlRecord prints it. Like Kafka's decoders it implies --print-data-log.
+- Kafka's other decoders (`--offsets-decoder`, `--transaction-log-decoder`, …, a `--key-decoder-class`
   or `--value-decoder-class` other than the string decoder) are refused with a sentence: keys and
   payloads print as UTF-8 text, as Kafka's default StringDecoder does.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import struct
 import sys
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from engine.metadata import records as metadata_records
 from engine.storage import record_batch as rb
 from engine.storage.index import (
     OFFSET_ENTRY,
@@ -47,8 +56,9 @@ INT32_MAX = 2**31 - 1                     # --max-bytes default (Integer.MAX_VAL
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 RECORD_INDENT = "|"
 STRING_DECODERS = ("kafka.serializer.StringDecoder", "org.apache.kafka.tools.api.StringDecoder")
-UNSUPPORTED_DECODERS = ("offsets-decoder", "transaction-log-decoder", "cluster-metadata-decoder",
+UNSUPPORTED_DECODERS = ("offsets-decoder", "transaction-log-decoder",
                         "remote-log-metadata-decoder", "share-group-state-decoder")
+END_TXN_MARKER = struct.Struct(">hi")     # EndTransactionMarker's value: version, coordinatorEpoch
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,7 @@ class DumpOptions:
     index_sanity_check: bool = False
     skip_record_metadata: bool = False
     max_bytes: int = INT32_MAX
+    cluster_metadata_decoder: bool = False
 
     @property
     def is_deep_iteration(self) -> bool:
@@ -153,7 +164,8 @@ def _dump_log(path: str, base_offset: int, out: TextIO, options: DumpOptions, fi
                 if findings is not None and last_offset != -1 and record.offset != last_offset + 1:
                     findings.note(findings.non_consecutive, path, (last_offset, record.offset))
                 last_offset = record.offset
-                print(record_line(record, header, options.print_data_log, options.skip_record_metadata), file=out)
+                print(record_line(record, header, options.print_data_log, options.skip_record_metadata,
+                                  options.cluster_metadata_decoder), file=out)
         position += header.size_in_bytes
     if position < len(data) and options.max_bytes == INT32_MAX:
         print(f"Found {len(data) - position} invalid bytes at the end of {os.path.basename(path)}", file=out)
@@ -174,9 +186,11 @@ def batch_line(header: rb.BatchHeader, position: int, valid: bool) -> str:
 
 
 def record_line(record: rb.Record, header: rb.BatchHeader, print_data_log: bool,
-                skip_record_metadata: bool = False) -> str:
+                skip_record_metadata: bool = False, cluster_metadata: bool = False) -> str:
     """One record as Kafka prints it; with --skip-record-metadata only its key and payload
-    (Kafka then starts the line with the "| " indent only when the record has a key)."""
+    (Kafka then starts the line with the "| " indent only when the record has a key). With
+    `cluster_metadata` (--cluster-metadata-decoder) the payload is the metadata record's JSON and a
+    control record says what it holds instead of a payload."""
     line, separator = "", f"{RECORD_INDENT} "
     if not skip_record_metadata:
         timestamp_type = "LogAppendTime" if header.timestamp_type else "CreateTime"
@@ -186,12 +200,47 @@ def record_line(record: rb.Record, header: rb.BatchHeader, print_data_log: bool,
         line = (f"{separator}offset: {record.offset} {timestamp_type}: {record.timestamp} keySize: {key_size} "
                 f"valueSize: {value_size} sequence: {sequence} "
                 f"headerKeys: [{','.join(h.key for h in record.headers)}]")
+        if cluster_metadata and header.is_control:
+            line += control_text(record)
         separator = " "
+    if cluster_metadata:
+        if print_data_log and not header.is_control:
+            line += f" payload: {metadata_payload(record)}"     # no keys for metadata records
+        return line
     if print_data_log:
         if record.key is not None:
             line += f"{separator}key: {_text(record.key)}"
         line += f" payload: {_text(record.value) if record.value is not None else 'null'}"
     return line
+
+
+def metadata_payload(record: rb.Record) -> str:
+    """ClusterMetadataLogMessageParser.parse: the record value's JSON, or why it is not a metadata record."""
+    try:
+        if record.value is None:
+            raise ValueError("the record has no value")
+        return metadata_records.describe_json(metadata_records.decode(record.value))
+    except ValueError as error:
+        return f"Error at {record.offset}, skipping. {error}"
+
+
+def control_text(record: rb.Record) -> str:
+    """DumpLogSegments.printControlRecord: what a control record holds, after its metadata."""
+    try:
+        control_type = metadata_records.parse_control_type(record.key)
+        name = metadata_records.CONTROL_TYPE_NAMES.get(control_type, "UNKNOWN")
+        if name in ("ABORT", "COMMIT"):
+            if record.value is None or len(record.value) < END_TXN_MARKER.size:
+                raise ValueError(f"an end transaction marker needs {END_TXN_MARKER.size} bytes")
+            _, coordinator_epoch = END_TXN_MARKER.unpack_from(record.value)
+            return f" endTxnMarker: {name} coordinatorEpoch: {coordinator_epoch}"
+        if control_type not in metadata_records.CONTROL_TYPES:
+            return f" controlType: {name}({control_type})"
+        control = metadata_records.decode_control(record.key, record.value)
+        data = json.dumps(metadata_records.control_json(control), separators=(",", ":"), ensure_ascii=False)
+        return f" {control.LABEL} {data}"
+    except ValueError as error:
+        return f" Error at {record.offset}, skipping. {error}"
 
 
 def _log_batches(index_path: str, base_offset: int) -> list[tuple[int, rb.BatchHeader]] | None:
@@ -324,6 +373,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="accepted; the lab reads each indexed batch whole")
     parser.add_argument("--key-decoder-class", nargs="?", const=STRING_DECODERS[0])
     parser.add_argument("--value-decoder-class", nargs="?", const=STRING_DECODERS[0])
+    parser.add_argument("--cluster-metadata-decoder", action="store_true",
+                        help="print the records of a __cluster_metadata segment as KRaft metadata records (JSON)")
     for decoder in UNSUPPORTED_DECODERS:
         parser.add_argument(f"--{decoder}", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--batches-only", action="store_true", help=argparse.SUPPRESS)  # the default now
@@ -352,10 +403,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, *, missing_hint=None
         print(f"Error: {reason}", file=err)
         return 1
     options = DumpOptions(print_data_log=args.print_data_log or args.key_decoder_class is not None
-                          or args.value_decoder_class is not None,
+                          or args.value_decoder_class is not None or args.cluster_metadata_decoder,
                           deep_iteration=args.deep_iteration, verify_index_only=args.verify_index_only,
                           index_sanity_check=args.index_sanity_check,
-                          skip_record_metadata=args.skip_record_metadata, max_bytes=args.max_bytes)
+                          skip_record_metadata=args.skip_record_metadata, max_bytes=args.max_bytes,
+                          cluster_metadata_decoder=args.cluster_metadata_decoder)
     findings, status = Findings(), 0
     for path in args.files.split(","):
         if not os.path.exists(path):
