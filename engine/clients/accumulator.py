@@ -35,6 +35,13 @@ if TYPE_CHECKING:
     from engine.clients.producer import ProducedRecord, ProducerConfig
 
 TopicPartition = tuple[str, int]
+# A compressed batch's size is estimated from its uncompressed records (MemoryRecordsBuilder
+# .estimatedBytesWritten): records x the topic's estimated ratio x this margin. The ratio starts at
+# 1.0 per topic and learns from each batch built (CompressionRatioEstimator: up by at least 0.05
+# when a batch compressed worse than estimated, down by at most 0.005 when better).
+COMPRESSION_RATE_ESTIMATION_FACTOR = 1.05
+COMPRESSION_RATIO_IMPROVING_STEP = 0.005
+COMPRESSION_RATIO_DETERIORATE_STEP = 0.05
 MAX_RECORD_OVERHEAD = 21     # length 5 + attributes 1 + timestampDelta 10 + offsetDelta 5 (DefaultRecord)
 NULL_VARINT_SIZE = 1
 
@@ -80,6 +87,7 @@ class ProducerBatch:
         self.leader_epoch = -1                   # the leader's epoch when last sent
         self.in_flight = False                   # in a request awaiting its answer
         self.done = False
+        self.compression_ratio: float | None = None   # the estimate it was created with; None: uncompressed
         self._encoded: tuple[tuple, bytes] | None = None
 
     @property
@@ -98,8 +106,15 @@ class ProducerBatch:
     def last_sequence(self) -> int:
         return self.base_sequence + self.record_count - 1
 
+    def estimated_size(self) -> int:
+        """Bytes on the wire: exact uncompressed, estimated compressed (estimatedBytesWritten)."""
+        if self.compression_ratio is None:
+            return self.size_in_bytes
+        records = self.size_in_bytes - rb.RECORD_BATCH_OVERHEAD
+        return rb.RECORD_BATCH_OVERHEAD + int(records * self.compression_ratio * COMPRESSION_RATE_ESTIMATION_FACTOR)
+
     def is_full(self) -> bool:
-        return self.closed or (bool(self.records) and self.size_in_bytes >= self.capacity)
+        return self.closed or (bool(self.records) and self.estimated_size() >= self.capacity)
 
     def try_append(self, record: ProducedRecord) -> int:
         """Add the record if it fits (the first record always does): the bytes it added. 0 if it
@@ -110,7 +125,9 @@ class ProducerBatch:
         base_timestamp = records[0].timestamp if records else record.timestamp
         size = rb.record_size(record.key, record.value, record.headers, len(records),
                               record.timestamp - base_timestamp)
-        if records and self.size_in_bytes + size > self.capacity:
+        # hasRoomFor: the estimate so far plus the new record, uncompressed
+        used = self.size_in_bytes if self.compression_ratio is None else self.estimated_size()
+        if records and used + size > self.capacity:
             self.closed = True
             return 0
         records.append(record)
@@ -120,14 +137,15 @@ class ProducerBatch:
     def waited_ms(self, now_ms: int) -> int:
         return max(0, now_ms - self.last_attempt_ms)
 
-    def encode(self, compression: int) -> bytes:
+    def encode(self, compression: int, level: int | None = None) -> bytes:
         """The v2 batch as it goes on the wire (kept, so a retry sends the same bytes)."""
-        key = (self.producer_id, self.producer_epoch, self.base_sequence, compression)
+        key = (self.producer_id, self.producer_epoch, self.base_sequence, compression, level)
         if self._encoded is None or self._encoded[0] != key:
             body = [(r.key, r.value, r.timestamp, r.headers) for r in self.records]
             self._encoded = key, rb.encode_batch(body, base_timestamp=self.records[0].timestamp,
                                                  producer_id=self.producer_id, producer_epoch=self.producer_epoch,
-                                                 base_sequence=self.base_sequence, compression=compression)
+                                                 base_sequence=self.base_sequence, compression=compression,
+                                                 compression_level=level)
         return self._encoded[1]
 
     def __repr__(self) -> str:
@@ -178,6 +196,7 @@ class RecordAccumulator:
         self._partitioner_rng = partitioner_rng
         self._backoff_rng = backoff_rng
         self._drain_index: dict[int, int] = {}
+        self.compression_ratios: dict[str, float] = {}   # per topic, for the producer's one codec
 
     # -- memory ---------------------------------------------------------------------------
     @property
@@ -218,7 +237,7 @@ class RecordAccumulator:
         base_timestamp = last.records[0].timestamp
         size = rb.record_size(record.key, record.value, record.headers, len(last.records),
                               record.timestamp - base_timestamp)
-        return last.size_in_bytes + size <= last.capacity
+        return last.estimated_size() + size <= last.capacity
 
     def append(self, tp: TopicPartition, record: ProducedRecord, now_ms: int) -> tuple[ProducerBatch, bool, int]:
         """Append to the partition's last batch, or to a new one (the caller checked memory).
@@ -232,11 +251,24 @@ class RecordAccumulator:
             if appended:
                 return last, False, appended
         batch = ProducerBatch(tp[0], tp[1], now_ms, self.new_batch_capacity(record))
+        if self.config.compression_type != "none":
+            batch.compression_ratio = self.compression_ratios.get(tp[0], 1.0)
         batch.try_append(record)
         dq.append(batch)
         self.incomplete[batch] = None
         self.used_memory += batch.capacity
         return batch, True, batch.size_in_bytes
+
+    def update_compression_ratio(self, batch: ProducerBatch, encoded_size: int) -> None:
+        """CompressionRatioEstimator.updateEstimation, with a batch just built (ProducerBatch.close)."""
+        if batch.compression_ratio is None:
+            return
+        observed = encoded_size / max(1, batch.size_in_bytes - rb.RECORD_BATCH_OVERHEAD)
+        current = self.compression_ratios.get(batch.topic, 1.0)
+        if observed > current:
+            self.compression_ratios[batch.topic] = max(current + COMPRESSION_RATIO_DETERIORATE_STEP, observed)
+        elif observed < current:
+            self.compression_ratios[batch.topic] = max(current - COMPRESSION_RATIO_IMPROVING_STEP, observed)
 
     def all_batches_full(self, tp: TopicPartition) -> bool:
         dq = self.batches.get(tp)
@@ -310,7 +342,7 @@ class RecordAccumulator:
             if tp not in self.muted and dq:
                 first = dq[0]
                 if not self._backing_off(first, cluster, now_ms):
-                    if ready and size + first.size_in_bytes > max_size:
+                    if ready and size + first.estimated_size() > max_size:
                         break
                     if sequencer is not None and sequencer.should_stop_drain(first):
                         break
@@ -318,7 +350,7 @@ class RecordAccumulator:
                     if sequencer is not None and not first.has_sequence:
                         sequencer.assign_sequence(first)
                     first.closed = True
-                    size += first.size_in_bytes
+                    size += first.estimated_size()
                     ready.append(first)
             if index == start:
                 break

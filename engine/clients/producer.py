@@ -43,6 +43,7 @@ from engine.common.errors import Errors, KafkaError
 from engine.node import Node, World
 from engine.produced_log import ProducedLog
 from engine.protocol import PartitionMetadata
+from engine.storage import compression
 
 try:   # ProducedRecords of atomic values out of the cyclic GC; None without the C extension
     from engine.storage._columnar import untrack_atomic as _untrack_atomic
@@ -50,13 +51,13 @@ except ImportError:
     _untrack_atomic = None
 
 PARTITIONERS = ("sticky", "round-robin")
-COMPRESSION_TYPES = ("none", "gzip")
+COMPRESSION_TYPES = compression.PRODUCER_COMPRESSION_TYPES   # none, gzip, snappy, lz4, zstd
 MAX_IN_FLIGHT_FOR_IDEMPOTENCE = 5
 # Accepted so that configs copied from Java code work, but the lab does not model them.
 NOT_MODELLED = frozenset({
     "bootstrap.servers", "client.id", "key.serializer", "value.serializer", "send.buffer.bytes",
     "receive.buffer.bytes", "connections.max.idle.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms",
-    "interceptor.classes", "compression.gzip.level", "metadata.max.idle.ms", "partitioner.availability.timeout.ms",
+    "interceptor.classes", "metadata.max.idle.ms", "partitioner.availability.timeout.ms",
     "security.protocol", "client.dns.lookup"})
 
 
@@ -86,6 +87,9 @@ class ProducerConfig:
     max_block_ms: int = 60000
     max_request_size: int = 1048576
     compression_type: str = "none"
+    compression_gzip_level: int = -1     # KIP-390 (Kafka 3.8): Deflater's default, 6
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
     max_in_flight_requests_per_connection: int = 5
     retries: int = 2147483647
     retry_backoff_ms: int = 100
@@ -98,9 +102,25 @@ class ProducerConfig:
     partitioner_adaptive_partitioning_enable: bool = True
 
     def to_dict(self) -> dict:
-        out = {f.name.replace("_", "."): getattr(self, f.name) for f in fields(self)}
+        # A codec's level is listed only with that codec: it is the one Kafka reads, and the
+        # uncompressed producers of the recorded scenarios keep their ProducerCreated events.
+        unused = {r.config for c, r in compression.LEVELS.items()
+                  if compression.CODEC_NAMES[c] != self.compression_type}
+        out = {key: getattr(self, f.name) for f in fields(self)
+               if (key := f.name.replace("_", ".")) not in unused}
         out["acks"] = "all" if self.acks == -1 else str(self.acks)
         return out
+
+    @property
+    def compression_codec(self) -> int:
+        """compression.type as the batch attribute's codec id."""
+        return compression.CODEC_IDS[self.compression_type]
+
+    @property
+    def compression_level(self) -> int | None:
+        """The chosen codec's compression.<codec>.level (None: snappy and none have no level)."""
+        bounds = compression.LEVELS.get(self.compression_codec)
+        return None if bounds is None else getattr(self, bounds.config.replace(".", "_"))
 
 
 _KAFKA_NAMES = {f.name.replace("_", "."): f.name for f in fields(ProducerConfig)}
@@ -143,9 +163,12 @@ def _validate(values: dict) -> None:
                                       f"{name.replace('_', '.')}: must be at least 0")
     if values.get("max_in_flight_requests_per_connection", 1) < 1:
         raise ProducerConfigError("max.in.flight.requests.per.connection must be at least 1")
-    if values.setdefault("compression_type", defaults.compression_type) not in COMPRESSION_TYPES:
-        raise ProducerConfigError(f"compression.type {values['compression_type']!r} is not supported by the lab "
-                                  f"(supported: {', '.join(COMPRESSION_TYPES)})")
+    values["compression_type"] = compression.parse_codec(
+        values.get("compression_type", defaults.compression_type), "compression.type", ProducerConfigError)
+    for codec, bounds in compression.LEVELS.items():   # CompressionType.levelValidator, for every level given
+        name = bounds.config.replace(".", "_")
+        if name in values:
+            compression.check_level(codec, values[name], ProducerConfigError)
     if values.get("partitioner_class") is None:
         values["partitioner_class"] = defaults.partitioner_class
     if values["partitioner_class"] not in PARTITIONERS:

@@ -410,11 +410,13 @@ class Sender:
 
     # -- produce ----------------------------------------------------------------------------------
     def _send_produce(self, node: int, batches: list[ProducerBatch]) -> None:
-        compression = rb.GZIP if self.config.compression_type == "gzip" else rb.NONE
+        codec, level = self.config.compression_codec, self.config.compression_level
         self._next_request_id += 1
         data = []
         for batch in batches:
-            records = batch.encode(compression)
+            records = batch.encode(codec, level)
+            if batch.attempts == 0:   # built once (ProducerBatch.close); a retry resends these bytes
+                self.accumulator.update_compression_ratio(batch, len(records))
             data.append(ProducePartitionData(batch.topic, batch.partition, records))
             batch.leader_epoch = self.metadata.leader_epoch_for(batch.tp)
             self._count_send(node, batch, len(records))

@@ -12,8 +12,9 @@ What the log owns, and the invariants it keeps:
   append larger than segment.bytes (RECORD_LIST_TOO_LARGE), then, as a leader, assigns offsets
   by rewriting the header's baseOffset (not covered by the CRC) and stamps the partition leader
   epoch; as a follower it keeps the leader's offsets. Nothing is written before every check
-  passed. Records are never re-encoded. `append(records)` is the producer-side convenience: it
-  encodes batches first, then appends them the same way;
+  passed. Records are re-encoded only by a leader whose topic's `compression.type` asks for
+  another codec than the batch's (log_validator.recompress_for_topic). `append(records)` is the
+  producer-side convenience: it encodes batches first, then appends them the same way;
 - segment roll, checked only when an append arrives (`segment.bytes`, `segment.ms` by record
   time, a full index) — so an idle partition never rolls and keeps its old records;
 - lookup: binary search of segment base offsets, then the sparse offset index, then a forward
@@ -35,7 +36,8 @@ Where the engine differs from Kafka on purpose (tests/engine/kafka_parity pins b
 - `segment.jitter.ms` is the jitter itself, not a random draw below it: a run is repeatable;
 - `truncate_to` aimed inside a batch keeps the records below the target (segment.py says how);
   Kafka removes the whole batch. Replication only ever truncates at batch boundaries;
-- a leader never recompresses or renumbers records (log_validator.py); recovery that finds more
+- a leader never renumbers records, and recompresses only for a topic `compression.type` other than
+  `producer` and the batch's codec (log_validator.py); recovery that finds more
   batches than a full index can take stops adding entries where Kafka's would throw (segment.py).
 """
 from __future__ import annotations
@@ -49,6 +51,7 @@ from typing import NamedTuple
 
 from engine.storage import batch_records, cow
 from engine.storage import record_batch as rb
+from engine.storage.compression import TOPIC_PRODUCER
 from engine.storage.errors import (
     InvalidRecordError,
     LogClosedError,
@@ -65,7 +68,11 @@ from engine.storage.log_events import (
     SegmentDeleted,
     SegmentRolled,
 )
-from engine.storage.log_validator import analyze_and_validate_records, validate_leader_append
+from engine.storage.log_validator import (
+    analyze_and_validate_records,
+    recompress_for_topic,
+    validate_leader_append,
+)
 from engine.storage.segment import LOG_SUFFIX, Location, LogSegment, ScanStep
 
 SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex)$")
@@ -201,6 +208,9 @@ class Log:
         if assign_offsets:
             headers = validate_leader_append(buf, config.max_message_bytes,
                                              compacted="compact" in config.cleanup_policy)
+            if config.compression_type != TOPIC_PRODUCER:   # the default keeps the producer's bytes
+                buf, headers = recompress_for_topic(buf, headers, config.compression_type,
+                                                    config.compression_level_of, config.max_message_bytes)
             self._assign_offsets(buf, headers, leader_epoch, segment.next_offset)
         else:
             headers = analyze_and_validate_records(buf, None, increasing_offsets=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from engine.common.config_values import field_kind, parse_config_value
+from engine.storage import compression
 from engine.storage.errors import InvalidConfigError
 
 # Kafka's defaults (storage/.../log/LogConfig.java, ServerLogConfigs.java).
@@ -30,7 +31,6 @@ MIN_SEGMENT_BYTES = 14
 OTHER_LAYER_KEYS = frozenset({
     "min.insync.replicas",
     "unclean.leader.election.enable",
-    "compression.type",
     "message.downconversion.enable",
     "preallocate",
     "follower.replication.throttled.replicas",
@@ -52,6 +52,12 @@ class LogConfig:
     flush_ms: int = LONG_MAX
     cleanup_policy: str = "delete"
     message_timestamp_type: str = "CreateTime"
+    # The leader keeps a producer's batch when this is `producer` or the batch's own codec, and
+    # recompresses it otherwise (engine.storage.log_validator, LogValidator); levels: KIP-390.
+    compression_type: str = compression.TOPIC_PRODUCER
+    compression_gzip_level: int = -1
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
 
     @classmethod
     def from_dict(cls, config: dict | LogConfig | None) -> LogConfig:
@@ -92,6 +98,15 @@ class LogConfig:
             raise InvalidConfigError(f"cleanup.policy must be delete and/or compact, got {self.cleanup_policy!r}")
         if self.message_timestamp_type not in ("CreateTime", "LogAppendTime"):
             raise InvalidConfigError("message.timestamp.type must be CreateTime or LogAppendTime")
+        compression.parse_codec(self.compression_type, "compression.type", InvalidConfigError,
+                                compression.TOPIC_COMPRESSION_TYPES)
+        for codec in compression.LEVELS:
+            compression.check_level(codec, self.compression_level_of(codec), InvalidConfigError)
+
+    def compression_level_of(self, codec: int) -> int | None:
+        """The topic's compression.<codec>.level (None: the codec has no level)."""
+        bounds = compression.LEVELS.get(codec)
+        return None if bounds is None else int(getattr(self, bounds.config.replace(".", "_")))
 
     def to_dict(self) -> dict[str, object]:
         return {_kafka_name(f.name): getattr(self, f.name) for f in fields(self)}

@@ -17,10 +17,18 @@ Two passes, as Kafka makes them:
 
 A follower trusts what its leader validated (Kafka's follower append does not decompress either).
 
+`recompress_for_topic` (validateMessagesAndAssignOffsetsCompressed's rebuild, leader only): the
+topic's `compression.type` names the codec its batches are stored with. `producer` (the default)
+or the batch's own codec keeps the producer's bytes, as does an uncompressed control batch ("do
+not compress control records unless they are written compressed"); any other codec makes the
+leader decode the records and build the batch again with the topic's codec and level — same
+records, timestamps, producer id, epoch, sequence and transactional flag, a new CRC — before
+offsets are assigned as for any batch. A rebuilt batch is checked against `max.message.bytes`
+again (UnifiedLog.append: messageSizeMaybeChanged). Followers copy the leader's bytes.
+
 What Kafka's LogValidator also does and the engine does not: it rewrites a batch whose inner
-offsets are not 0..n-1 or that needs recompression to the topic's `compression.type`; the engine
-never re-encodes a batch (its producer always numbers records 0..n-1 and the topic's codec is the
-producer's), and does not read the offset deltas. Timestamp bounds (`message.timestamp.*.max.ms`),
+offsets are not 0..n-1; the engine's producer always numbers records 0..n-1, and it does not read
+the offset deltas. Timestamp bounds (`message.timestamp.*.max.ms`),
 the client-only rules (no control batches, a sequence with a producer id) and the producer-id/
 sequence checks live elsewhere (engine.storage.producer_state) or are not modelled.
 
@@ -32,6 +40,9 @@ then only runs to name a refusal (or, for a compressed batch, to decompress it).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from engine.storage import compression
 from engine.storage import record_batch as rb
 from engine.storage.crc import crc32c
 from engine.storage.errors import CorruptRecordAppendError, InvalidRecordError, RecordTooLargeError
@@ -156,3 +167,38 @@ def _key_length(data: bytes, start: int) -> int:
     _, pos = decode_varint(data, pos)           # offsetDelta
     key_length, _ = decode_varint(data, pos)
     return key_length
+
+
+def target_codec(topic_compression: str, source: int) -> int:
+    """BrokerCompressionType.targetCompression: the codec a topic stores a batch of `source` with."""
+    if topic_compression == compression.TOPIC_PRODUCER:
+        return source
+    if topic_compression == compression.TOPIC_UNCOMPRESSED:
+        return rb.NONE
+    return compression.CODEC_IDS[topic_compression]
+
+
+def recompress_for_topic(buf: bytearray, headers: list[rb.BatchHeader], topic_compression: str,
+                         level_of: Callable[[int], int | None],
+                         max_message_bytes: int) -> tuple[bytearray, list[rb.BatchHeader]]:
+    """A leader's validated append (one batch), rebuilt with the topic's codec when it differs
+    from the batch's (see the module docstring); `level_of(codec)` is the topic's level for it.
+    Returns the bytes to append and their headers: the same objects when nothing changes."""
+    header = headers[0]
+    target = target_codec(topic_compression, header.compression)
+    if target == header.compression or (header.compression == rb.NONE and header.is_control):
+        return buf, headers
+    try:
+        _, records = rb.decode_batch(buf, verify_crc=False)   # its CRC was checked a moment ago
+    except rb.CorruptRecordError as exc:
+        raise CorruptRecordAppendError(str(exc)) from None
+    rebuilt = bytearray(rb.encode_batch(
+        records, base_offset=header.base_offset, producer_id=header.producer_id,
+        producer_epoch=header.producer_epoch, base_sequence=header.base_sequence,
+        is_transactional=header.is_transactional, is_control=header.is_control,
+        compression=target, compression_level=level_of(target)))
+    if len(rebuilt) > max_message_bytes:
+        raise RecordTooLargeError(f"The record batch is {len(rebuilt)} bytes once recompressed with "
+                                  f"{compression.CODEC_NAMES[target]}, larger than "
+                                  f"max.message.bytes={max_message_bytes}")
+    return rebuilt, [rb.read_batch_header(rebuilt)]

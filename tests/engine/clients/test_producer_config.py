@@ -58,7 +58,13 @@ def test_delivery_timeout_must_cover_linger_and_request_timeout():
 
 @pytest.mark.parametrize("bad, message", [
     ({"acks": "2"}, "acks"),
-    ({"compression.type": "snappy"}, "not supported"),
+    ({"compression.type": "brotli"}, "Invalid value 'brotli' for configuration compression.type: must be one of "
+                                     "none, gzip, snappy, lz4, zstd"),
+    ({"compression.type": "producer"}, "configuration compression.type"),   # a topic's value only
+    ({"compression.type": "gzip", "compression.gzip.level": 10},
+     "Invalid value 10 for configuration compression.gzip.level: must be between 1 and 9 or -1"),
+    ({"compression.lz4.level": 0}, "configuration compression.lz4.level: must be between 1 and 17"),
+    ({"compression.zstd.level": 23}, "configuration compression.zstd.level: must be between -131072 and 22"),
     ({"partitioner.class": "UniformStickyPartitioner"}, "partitioner.class"),
     ({"linger.ms": -1}, "at least 0"),
     ({"max.in.flight.requests.per.connection": 0}, "at least 1"),
@@ -68,6 +74,22 @@ def test_delivery_timeout_must_cover_linger_and_request_timeout():
 def test_it_refuses_settings_it_cannot_use(bad, message):
     with pytest.raises(ProducerConfigError, match=message):
         resolve_config(bad)
+
+
+@pytest.mark.parametrize("codec, level_key, level", [("none", None, None), ("gzip", "compression.gzip.level", -1),
+                                                     ("snappy", None, None), ("lz4", "compression.lz4.level", 9),
+                                                     ("zstd", "compression.zstd.level", 3)])
+def test_each_codec_is_accepted_and_only_its_own_level_is_listed(codec, level_key, level):
+    config, _ = resolve_config({"compression.type": codec})
+    listed = {k: v for k, v in config.to_dict().items() if k.startswith("compression.")}
+    assert listed == {"compression.type": codec, **({level_key: level} if level_key else {})}
+    assert (config.compression_codec, config.compression_level) == (
+        ["none", "gzip", "snappy", "lz4", "zstd"].index(codec), level)
+
+
+def test_a_level_is_kept_when_given():
+    config, _ = resolve_config({"compression.type": "zstd", "compression.zstd.level": "-7"})
+    assert (config.compression_codec, config.compression_level) == (4, -7)
 
 
 def test_java_client_settings_are_accepted_with_a_warning():
