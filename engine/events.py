@@ -603,3 +603,62 @@ EVENT_TYPES.update(_by_kind([
     GroupStateChanged, MemberJoined, MemberRemoved, RebalanceStarted, RebalanceCompleted, OffsetsCommitted,
     CoordinatorLoaded, CoordinatorUnloaded, CoordinatorDiscovered, AssignmentReceived, PartitionsRevoked,
     RecordsConsumed, RecordsProcessed, OffsetCommitFailed, OffsetsReset, ConsumerLeftGroup, ConsumerCrashed]))
+
+
+# -- the KRaft metadata quorum (engine/raft): Raft elections and the __cluster_metadata log --------
+# `node` is the replica's node.id (Kafka's); epochs are Raft epochs (KIP-595).
+@dataclass(kw_only=True)
+class RaftElectionStarted(Event):
+    kind: ClassVar[str] = "raft_election_started"
+    node: int
+    epoch: int                 # the epoch the candidate stands in
+    retries: int = 1           # elections in a row without a leader (its backoff grows with it)
+
+
+@dataclass(kw_only=True)
+class RaftVoteCast(Event):
+    kind: ClassVar[str] = "raft_vote_cast"
+    voter: int
+    candidate: int
+    epoch: int
+    granted: bool
+    reason: str
+
+
+@dataclass(kw_only=True)
+class RaftLeaderElected(Event):
+    kind: ClassVar[str] = "raft_leader_elected"
+    node: int
+    epoch: int
+    granting_voters: list[int] = field(default_factory=list)
+    epoch_start_offset: int = 0
+
+
+@dataclass(kw_only=True)
+class RaftLeaderResigned(Event):
+    kind: ClassVar[str] = "raft_leader_resigned"
+    node: int
+    epoch: int
+    reason: str
+
+
+@dataclass(kw_only=True)
+class RaftLogTruncated(Event):
+    kind: ClassVar[str] = "raft_log_truncated"
+    node: int
+    from_offset: int
+    to_offset: int
+    diverging_epoch: int       # the epoch the leader said the logs diverge after
+
+
+@dataclass(kw_only=True)
+class MetadataHighWatermarkAdvanced(Event):
+    kind: ClassVar[str] = "metadata_high_watermark_advanced"
+    node: int                  # the Raft leader
+    epoch: int
+    high_watermark: int
+
+
+EVENT_TYPES.update(_by_kind([
+    RaftElectionStarted, RaftVoteCast, RaftLeaderElected, RaftLeaderResigned, RaftLogTruncated,
+    MetadataHighWatermarkAdvanced]))

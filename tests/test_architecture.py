@@ -29,6 +29,7 @@ LAYERS: dict[str, tuple[int, tuple[str, ...]]] = {
     "metadata": (1, ("engine.metadata",)),
     "node": (2, ("engine.node",)),
     "replication": (3, ("engine.replication",)),
+    "raft": (3, ("engine.raft",)),                   # KRaft's consensus layer (KIP-595): storage, node, events
     "groups.broker": (3, ("engine.groups.coordinator", "engine.groups.group")),
     "broker": (4, ("engine.broker",)),
     "clients": (4, ("engine.clients", "engine.produced_log")),     # produced_log: what a producer sent
