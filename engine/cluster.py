@@ -73,7 +73,7 @@ class Cluster:
         cfg = dict(config or {})
         if truncation is not None:
             cfg["truncation"] = truncation
-        self.broker_config, self.cluster_config, self.topic_defaults = split_config(cfg)
+        self.broker_config, self.cluster_config, self.topic_defaults = split_config(cfg, brokers=brokers)
         if self.cluster_config.truncation not in TRUNCATION_MODES:
             raise ClusterError(f"truncation must be one of {', '.join(TRUNCATION_MODES)}")
         self.seed = seed
@@ -248,7 +248,8 @@ class Cluster:
         start_index = max(0, next((i for i, b in enumerate(live) if b >= first), 0))
         try:
             added = assign_replicas(live, count - info.partitions, info.replication_factor, self._assign_rng,
-                                    start_index=start_index, start_partition_id=info.partitions)
+                                    start_index=start_index, start_partition_id=info.partitions,
+                                    racks=zk.broker_racks(self.store))
         except ValueError as error:
             raise ClusterError(str(error), getattr(error, "kafka_name", Errors.INVALID_REQUEST)) from None
         zk.add_partitions(self.store, topic, added)   # the controller creates them (Controller.on_topic_change)
@@ -261,7 +262,8 @@ class Cluster:
         try:
             if replica_assignment is not None:
                 return check_replica_assignment(replica_assignment, self.brokers)
-            return assign_replicas(sorted(self.registrations()), partitions, replication_factor, self._assign_rng)
+            return assign_replicas(sorted(self.registrations()), partitions, replication_factor, self._assign_rng,
+                                   racks=zk.broker_racks(self.store))
         except ValueError as error:
             raise ClusterError(str(error), getattr(error, "kafka_name", Errors.INVALID_REQUEST)) from None
 

@@ -11,8 +11,10 @@ to the field's type, since JSON files and forms give text.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
+from engine.broker.replica_selector import selector_class
 from engine.common.config_values import field_kind, parse_config_value
 from engine.metadata.zk import NOT_LOG_CONFIGS
 from engine.storage.errors import InvalidConfigError
@@ -44,6 +46,9 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1800000
+    # Follower fetching (KIP-392): None, Kafka's default, lets consumers read from leaders only
+    # (engine/broker/replica_selector.py; an alias such as "rack-aware" is turned into the class name).
+    replica_selector_class: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,15 +59,25 @@ class ClusterConfig:
     network_min_delay_ms: int = 1
     network_max_delay_ms: int = 3
     network_loss_rate: float = 0.0
+    # Each broker's `broker.rack` (a per-broker setting in Kafka; one cluster config here): (broker id,
+    # rack) pairs, sorted; brokers not named have no rack. Empty: no racks, placement rack-unaware.
+    broker_racks: tuple[tuple[int, str], ...] = ()
+
+    def rack_of(self, broker_id: int) -> str | None:
+        return dict(self.broker_racks).get(broker_id)
 
 
-def split_config(config: dict | None) -> tuple[BrokerConfig, ClusterConfig, dict]:
-    """Sort a flat config dict into broker settings, lab settings and topic defaults."""
+def split_config(config: dict | None, *, brokers: int | None = None) -> tuple[BrokerConfig, ClusterConfig, dict]:
+    """Sort a flat config dict into broker settings, lab settings and topic defaults. `brokers`, when
+    given, is the cluster's broker count: `broker.rack` may only name brokers 1 to `brokers`."""
     broker_fields = {f.name for f in fields(BrokerConfig)}
     broker, lab, topic = {}, {}, {}
+    racks: tuple[tuple[int, str], ...] = ()
     for key, value in (config or {}).items():
         name = key.replace(".", "_")
-        if key.startswith("network.") or key in ("truncation", "fsync"):
+        if key == "broker.rack":
+            racks = parse_broker_racks(value, brokers)
+        elif key.startswith("network.") or key in ("truncation", "fsync"):
             lab[name] = value
         elif name in broker_fields and key not in NOT_LOG_CONFIGS:
             broker[name] = value
@@ -75,7 +90,49 @@ def split_config(config: dict | None) -> tuple[BrokerConfig, ClusterConfig, dict
     if "unclean.leader.election.enable" in topic:
         broker["unclean_leader_election_enable"] = topic["unclean.leader.election.enable"]
     LogConfig.from_dict(topic)   # topic defaults within LogConfig's bounds now, not at the first create_topic
-    return BrokerConfig(**_typed(BrokerConfig, broker)), ClusterConfig(**_typed(ClusterConfig, lab)), topic
+    broker_config = BrokerConfig(**_typed(BrokerConfig, broker))
+    if broker_config.replica_selector_class is not None:
+        broker_config = replace(broker_config,
+                                replica_selector_class=selector_class(broker_config.replica_selector_class))
+    return broker_config, ClusterConfig(**_typed(ClusterConfig, lab), broker_racks=racks), topic
+
+
+def parse_broker_racks(value: Any, brokers: int | None = None) -> tuple[tuple[int, str], ...]:
+    """`broker.rack` for the whole cluster: an object of broker id -> rack ({"1": "us-east-1a", ...}) or
+    the same as text ("1:us-east-1a,2:us-east-1b"). Each rack a non-empty text; each broker id one of
+    the cluster's (1 to `brokers`, when known). InvalidConfigError naming broker.rack otherwise."""
+    def bad(why: str) -> InvalidConfigError:
+        return InvalidConfigError(f"Invalid value {value!r} for configuration broker.rack: {why}")
+    if isinstance(value, str):
+        pairs: list[tuple[Any, Any]] = []
+        for item in (part.strip() for part in value.split(",")):
+            if not item:
+                continue
+            id_text, sep, rack_text = item.partition(":")
+            if not sep:
+                raise bad(f"{item!r} is not broker:rack (as in \"1:us-east-1a,2:us-east-1b\")")
+            pairs.append((id_text.strip(), rack_text.strip()))
+    elif isinstance(value, dict):
+        pairs = list(value.items())
+    elif value is None:
+        return ()
+    else:
+        raise bad("expected an object of broker id to rack, or text like \"1:us-east-1a,2:us-east-1b\"")
+    out: dict[int, str] = {}
+    for raw_id, rack in pairs:
+        text = str(raw_id).strip()
+        if isinstance(raw_id, bool) or not text.isdigit():
+            raise bad(f"{raw_id!r} is not a broker id")
+        broker_id = int(text)
+        if brokers is not None and not 1 <= broker_id <= brokers:
+            raise bad(f"broker {broker_id} is not in this cluster (brokers 1 to {brokers})")
+        if not isinstance(rack, str) or not rack.strip() or len(rack) > 255:
+            raise bad(f"the rack of broker {broker_id} must be a non-empty text (at most 255 characters), "
+                      f"not {rack!r}")
+        if broker_id in out:
+            raise bad(f"broker {broker_id} is given twice")
+        out[broker_id] = rack.strip()
+    return tuple(sorted(out.items()))
 
 
 def check_topic_config(config: dict) -> None:

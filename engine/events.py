@@ -584,6 +584,22 @@ class OffsetsReset(Event):
 
 
 @dataclass(kw_only=True)
+class PreferredReadReplicaChanged(Event):
+    """A consumer now fetches a partition from another replica (follower fetching, KIP-392): the
+    leader named a `preferred_read_replica` (`replica` >= 0), or the consumer went back to the
+    leader (`replica` -1: the follower answered OFFSET_OUT_OF_RANGE or a stale-metadata error, did
+    not answer, left the metadata, or the choice expired after metadata.max.age.ms)."""
+    kind: ClassVar[str] = "preferred_read_replica_changed"
+    consumer: str
+    topic: str
+    partition: int
+    replica: int           # the broker it fetches from now; -1: the leader
+    previous: int          # the replica it fetched from before; -1: the leader
+    leader: int            # the partition's leader as the consumer knows it
+    reason: str
+
+
+@dataclass(kw_only=True)
 class ConsumerLeftGroup(Event):
     kind: ClassVar[str] = "consumer_left_group"
     consumer: str
@@ -602,7 +618,8 @@ class ConsumerCrashed(Event):
 EVENT_TYPES.update(_by_kind([
     GroupStateChanged, MemberJoined, MemberRemoved, RebalanceStarted, RebalanceCompleted, OffsetsCommitted,
     CoordinatorLoaded, CoordinatorUnloaded, CoordinatorDiscovered, AssignmentReceived, PartitionsRevoked,
-    RecordsConsumed, RecordsProcessed, OffsetCommitFailed, OffsetsReset, ConsumerLeftGroup, ConsumerCrashed]))
+    RecordsConsumed, RecordsProcessed, OffsetCommitFailed, OffsetsReset, ConsumerLeftGroup, ConsumerCrashed,
+    PreferredReadReplicaChanged]))
 
 
 # -- the KRaft metadata quorum (engine/raft): Raft elections and the __cluster_metadata log --------

@@ -28,6 +28,9 @@ class FetchRequest:
     max_bytes: int
     partitions: list[FetchPartition]
     isolation_level: int = 0          # consumers: 0 read_uncommitted; followers ignore it
+    # A consumer's client.rack (FetchRequest v11+, KIP-392). None: the request carries no client
+    # metadata (the lab's consumer without client.rack), so only the leader serves it, as before v11.
+    rack_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -39,6 +42,7 @@ class FetchPartitionData:
     log_start_offset: int = -1
     log_end_offset: int = -1          # not in Kafka's response; shown in the lab's views
     records: bytes = b""
+    preferred_read_replica: int = -1  # KIP-392: the leader says "fetch from this broker" (no records then)
 
 
 @dataclass(slots=True)

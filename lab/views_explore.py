@@ -5,7 +5,8 @@
   one file opened the way `kafka-dump-log.sh` prints it (`engine.tools.dump_log`), and the lookup
   path of an offset (`Log.locate`: segment binary search → index → forward scan);
 - messages: a topic's committed records (below the high watermark) by partition, from an offset
-  or a timestamp, filtered by key/value/header text;
+  or a timestamp, filtered by key/value/header text, each with the codec of the batch the leader
+  stored it in (the producer's compression.type, or the topic's when the leader recompressed);
 - small lists the session page fills itself with: built-in scenarios, event kinds;
 - plotly.min.js from the installed `plotly` package, so the charts need no CDN.
 
@@ -14,6 +15,7 @@ id is a 404, as if it did not exist. The views only read: nothing here moves the
 """
 from __future__ import annotations
 
+import bisect
 import io
 import json
 import os
@@ -360,9 +362,19 @@ def segment_dump(request: HttpRequest, cluster: Cluster, session_id: UUID) -> Ht
     return render(request, "lab/partials/segment_dump.html", {
         "session_id": session_id, "broker": broker, "topic": topic, "partition": partition, "base": base,
         "suffix": suffix, "name": name, "display": display, "lines": lines, "counts": counts,
+        "codecs": _codecs_in(lines),
         "from_memory": from_memory, "size_on_disk": os.path.getsize(path),
         "alive": log is not None, "prefix": filename_prefix(base),
     })
+
+
+def _codecs_in(lines: list[dict]) -> list[str]:
+    """The codecs the dump's batch lines name (`compresscodec: …`), in first-seen order."""
+    found: dict[str, None] = {}
+    for line in lines:
+        if line["kind"] == "batch" and " compresscodec: " in line["text"]:
+            found[line["text"].split(" compresscodec: ", 1)[1].split(" ", 1)[0]] = None
+    return list(found)
 
 
 def _lookup_steps(lookup, segments: list[int]) -> dict:
@@ -465,6 +477,27 @@ def _record_row(partition: int, record: rb.Record) -> dict:
     }
 
 
+def _batch_codecs(log: Any, first: int, last: int, limit: int) -> Callable[[int], str]:
+    """offset -> the codec of the stored batch holding it (the leader's bytes: what a topic's
+    compression.type made of the producer's batch), for offsets first..last."""
+    ends: list[int] = []      # each batch's last offset, ascending
+    names: list[str] = []
+    offset = first
+    while offset <= last:
+        fetched = log.read_batches(offset, max_offset=limit)
+        if not fetched.records or fetched.next_offset <= offset:
+            break
+        for _, header in rb.iter_batches(fetched.records):
+            ends.append(header.last_offset)
+            names.append(rb.COMPRESSION_NAMES.get(header.compression, str(header.compression)))
+        offset = fetched.next_offset
+
+    def codec_of(record_offset: int) -> str:
+        slot = bisect.bisect_left(ends, record_offset)
+        return names[slot] if slot < len(names) else "?"
+    return codec_of
+
+
 def _matches(row: dict, needle: str) -> bool:
     haystack = [row["key"] or "", row["value"] or ""]
     haystack += [f"{h['key']}={h['value'] or ''}" for h in row["headers"]]
@@ -492,8 +525,10 @@ def _browse_partition(cluster: Cluster, topic: str, partition: int, start: dict,
         chunk = cluster.read(topic, partition, offset, max_records=min(budget, 500))
         if not chunk:
             break
+        codec_of = _batch_codecs(part.log, chunk[0].offset, chunk[-1].offset, part.high_watermark)
         for record in chunk:
             row = _record_row(partition, record)
+            row["codec"] = codec_of(record.offset)
             if not needle or _matches(row, needle):
                 info["rows"].append(row)
                 if len(info["rows"]) >= limit:

@@ -19,7 +19,7 @@ from engine.groups.offsets_topic import OFFSETS_TOPIC
 from engine.metadata import zk
 from engine.metadata.store import MetadataStore
 from engine.node import World
-from engine.replication.assignment import assign_replicas
+from engine.replication.assignment import RackInformationError, assign_replicas
 
 OFFSETS_TOPIC_CONFIG = {"cleanup.policy": "compact", "segment.bytes": 104857600}
 
@@ -39,8 +39,11 @@ def ensure_offsets_topic(world: World, store: MetadataStore, config: Any, topic_
     except ValueError:
         return False    # a topic that collides with it exists: Kafka's validation refuses the creation
     replication_factor = min(config.offsets_topic_replication_factor, len(live))
-    assignment = assign_replicas(live, config.offsets_topic_num_partitions, replication_factor,
-                                 world.stream("assignment"))
+    try:
+        assignment = assign_replicas(live, config.offsets_topic_num_partitions, replication_factor,
+                                     world.stream("assignment"), racks=zk.broker_racks(store))
+    except RackInformationError:
+        return False    # some brokers have a rack, some not: creation fails as Kafka's (RackAwareMode.Enforced)
     merged = {**topic_defaults, **OFFSETS_TOPIC_CONFIG}
     zk.create_topic(store, OFFSETS_TOPIC, assignment, merged,
                     zk.new_topic_id(world.random.fork(f"topic-id/{OFFSETS_TOPIC}")))

@@ -36,6 +36,8 @@ from __future__ import annotations
 import os
 import random
 import re
+import shutil
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -71,6 +73,8 @@ from engine.protocol import (
     ProduceRequest,
     ProduceResponse,
     RequestEnvelope,
+    StopReplicaRequest,
+    StopReplicaResponse,
     TopicMetadata,
 )
 from engine.replication.controller import Controller
@@ -81,6 +85,9 @@ from engine.storage.leader_epoch_cache import LeaderEpochCache
 from engine.storage.log import Log
 
 PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
+# A deleted replica's directory, renamed until it is removed (LogManager.asyncDelete, UnifiedLog.logDeleteDirName).
+DELETED_DIR = re.compile(r"^(.+)-(\d+)\.([0-9a-f]{32})-delete$")
+DELETED_DIR_STREAM = "log-dir-delete"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 HW_CHECKPOINT = "replication-offset-checkpoint"
 RECOVERY_CHECKPOINT = "recovery-point-offset-checkpoint"
@@ -152,6 +159,7 @@ class Broker:
         store.watch(zk.CONTROLLER_PATH, self._on_controller_change)
         store.watch(zk.BROKER_IDS_PATH, self._on_brokers_change)
         store.watch(zk.TOPICS_PATH, self._on_topic_change, at_once=True)
+        store.watch(zk.ADMIN_PATH, self._on_admin_change)
         os.makedirs(self.data_dir, exist_ok=True)
 
     def _request_handlers(self) -> dict[type, RequestHandler]:
@@ -161,6 +169,7 @@ class Broker:
                 ListOffsetsRequest: self._handle_list_offsets,
                 OffsetsForLeaderEpochRequest: self._handle_epoch_queries,
                 LeaderAndIsrRequest: self._handle_leader_and_isr,
+                StopReplicaRequest: self._handle_stop_replica,
                 MetadataRequest: self._handle_metadata,
                 FindCoordinatorRequest: self._handle_find_coordinator,
                 InitProducerIdRequest: self.producer_ids.handle,
@@ -238,6 +247,7 @@ class Broker:
         recovery = checkpoints.read_offsets(os.path.join(self.data_dir, RECOVERY_CHECKPOINT))
         starts = checkpoints.read_offsets(os.path.join(self.data_dir, LOG_START_CHECKPOINT))
         recovered = []
+        self._schedule_deleted_dirs_removal()
         for name in sorted(os.listdir(self.data_dir)):
             match = PARTITION_DIR.match(name)
             if not match or not os.path.isdir(os.path.join(self.data_dir, name)):
@@ -410,7 +420,9 @@ class Broker:
         out = []
         for topic in topics:
             count = zk.partition_count(self.store, topic)
-            if count == 0:
+            if count == 0 or zk.is_marked_for_deletion(self.store, topic):
+                # A topic being deleted is gone from the brokers' metadata at once (the controller's
+                # UpdateMetadata names its partitions' leader LeaderDuringDelete: MetadataCache drops them).
                 out.append(TopicMetadata(topic, Errors.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             parts = []
@@ -479,7 +491,7 @@ class Broker:
                 answer(Errors.INVALID_TOPIC_EXCEPTION, -1, partition=None)
                 continue
             if partition is None:
-                answer(Errors.NOT_LEADER_OR_FOLLOWER, -1)
+                answer(self._missing_partition_error(item.topic, item.partition), -1)
                 continue
             result = partition.append_as_leader(item.records, request.acks)
             if result.error == Errors.NONE:
@@ -506,7 +518,9 @@ class Broker:
         for fp in request.partitions:
             partition = self.partitions.get((fp.topic, fp.partition))
             if partition is None or partition.role != "leader":
-                out.append(FetchPartitionData(fp.topic, fp.partition, Errors.NOT_LEADER_OR_FOLLOWER))
+                error = Errors.NOT_LEADER_OR_FOLLOWER if partition is not None else \
+                    self._missing_partition_error(fp.topic, fp.partition)
+                out.append(FetchPartitionData(fp.topic, fp.partition, error))
                 continue
             if fp.current_leader_epoch >= 0 and fp.current_leader_epoch != partition.leader_epoch:
                 error = Errors.FENCED_LEADER_EPOCH if fp.current_leader_epoch < partition.leader_epoch \
@@ -527,6 +541,13 @@ class Broker:
             if update_followers and request.replica_id >= 0:
                 partition.on_follower_fetch(request.replica_id, fp.fetch_offset)
         return out
+
+    def _missing_partition_error(self, topic: str, partition: int) -> Errors:
+        """A partition this broker does not host (ReplicaManager.getPartitionOrError): NOT_LEADER_OR_FOLLOWER
+        if the metadata knows it, UNKNOWN_TOPIC_OR_PARTITION if not (never created, or deleted)."""
+        if partition < zk.partition_count(self.store, topic) and not zk.is_marked_for_deletion(self.store, topic):
+            return Errors.NOT_LEADER_OR_FOLLOWER
+        return Errors.UNKNOWN_TOPIC_OR_PARTITION
 
     def _respond_fetch(self, datas: list[FetchPartitionData], respond) -> None:
         summary = {"partitions": [{"topic": d.topic, "partition": d.partition, "error": d.error,
@@ -595,6 +616,58 @@ class Broker:
                 self.groups.on_role_change(partition, was)
         return LeaderAndIsrResponse(self.id, errors)
 
+    # -- StopReplica --------------------------------------------------------------------------
+    def _handle_stop_replica(self, src: str, request: StopReplicaRequest, respond) -> None:
+        """ReplicaManager.stopReplicas: stop fetching, close the log and, with delete_partition,
+        delete it (LogManager.asyncDelete: the directory renamed `-delete` at once, removed
+        log.segment.delete.delay.ms later). A replica this broker does not hold is stopped already."""
+        if request.controller_epoch < self.controller_epoch_seen:
+            respond(StopReplicaResponse(self.id, {"*": Errors.STALE_CONTROLLER_EPOCH}), {"error": "stale"})
+            return
+        self.controller_epoch_seen = request.controller_epoch
+        for state in request.partitions:
+            key = (state.topic, state.partition)
+            self._stop_following(key)
+            partition = self.partitions.pop(key, None)
+            if partition is not None:
+                was = partition.role
+                partition.stop()
+                self.groups.on_role_change(partition, was)
+                partition.log.close()
+            self.offline_replicas.pop(key, None)
+            if state.delete_partition:
+                self._delete_replica_dir(key, had_log=partition is not None)
+        respond(StopReplicaResponse(self.id), {"partitions": len(request.partitions)})
+
+    def _delete_replica_dir(self, key: tuple[str, int], had_log: bool) -> None:
+        topic, p = key
+        path = os.path.join(self.data_dir, f"{topic}-{p}")
+        if not os.path.isdir(path):
+            return
+        unique = uuid.UUID(int=self.stream(DELETED_DIR_STREAM).getrandbits(128), version=4).hex
+        renamed = f"{topic}-{p}.{unique}-delete"
+        os.rename(path, os.path.join(self.data_dir, renamed))
+        self.durable_offsets.pop(key, None)
+        delay = self.config.log_segment_delete_delay_ms
+        self.publish(ev.ReplicaDeleted(broker=self.id, topic=topic, partition=p, directory=renamed,
+                                       removed_after_ms=delay))
+        self.schedule(delay, lambda: self._remove_deleted_dir(renamed), f"delete {renamed}", foreground=False)
+
+    def _remove_deleted_dir(self, name: str) -> None:
+        path = os.path.join(self.data_dir, name)
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+            match = DELETED_DIR.match(name)
+            topic, p = (match.group(1), int(match.group(2))) if match else (name, -1)
+            self.publish(ev.DeletedLogRemoved(broker=self.id, topic=topic, partition=p, directory=name))
+
+    def _schedule_deleted_dirs_removal(self) -> None:
+        """`-delete` dirs a crash or shutdown left behind go after the delay again (LogManager.loadLogs)."""
+        for name in sorted(os.listdir(self.data_dir)):
+            if DELETED_DIR.match(name) and os.path.isdir(os.path.join(self.data_dir, name)):
+                self.schedule(self.config.log_segment_delete_delay_ms, lambda n=name: self._remove_deleted_dir(n),
+                              f"delete {name}", foreground=False)
+
     def _follow(self, key: tuple[str, int], state: PartitionState) -> None:
         self._stop_following(key)
         if state.leader < 0:
@@ -650,10 +723,28 @@ class Broker:
     def _on_topic_change(self, path: str) -> None:
         """A topic's assignment node was written (created, or partitions added): the controller
         creates the new partitions at once. Like the lab always did, a controller whose broker has
-        crashed still does, until its session expires and `/controller` goes."""
+        crashed still does, until its session expires and `/controller` goes. A partition's state
+        node changed: the controller looks at it if the partition is being moved."""
+        if self.controller is None:
+            return
         topic = zk.topic_of(path)
-        if topic is not None and self.controller is not None:
+        if topic is not None:
             self.controller.on_topic_change(topic)
+        else:
+            self.controller.on_partition_state_change(path)
+
+    def _on_admin_change(self, path: str) -> None:
+        """An `/admin` node changed: a topic marked for deletion, a reassignment or a preferred
+        leader election asked for (the controller's TopicDeletion, PartitionReassignment and
+        PreferredReplicaElection handlers)."""
+        if self.controller is not None:
+            self.controller.on_admin_change(path)
+
+
+def _follower_may_serve(partition: Partition, request: FetchRequest) -> bool:
+    """A follower answers a consumer's fetch that carries client metadata (FetchParams.fetchOnlyLeader is
+    false for it, KIP-392); a follower's own fetch, or a consumer's without metadata, needs the leader."""
+    return partition.role == "follower" and request.replica_id < 0 and request.rack_id is not None
 
 
 def _as_dict(event: object) -> dict:

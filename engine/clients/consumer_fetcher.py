@@ -7,9 +7,14 @@ and OffsetFetcher).
   latest = high watermark), and `none` makes poll() raise NoOffsetForPartitionError.
 - Fetches go to each partition's leader (FetchRequest with replica_id -1: only records below the
   high watermark), one in flight per broker, with fetch.max.wait.ms / fetch.min.bytes /
-  max.partition.fetch.bytes. The broker returns whole batches, so records below the position are
-  dropped here. An answer for a partition whose position moved meanwhile (seek, rebalance) is
-  thrown away.
+  max.partition.fetch.bytes. With `client.rack` set (KIP-392) the fetch carries the rack, and a
+  leader whose replica.selector.class prefers another replica answers with that
+  `preferred_read_replica` instead of records: the consumer then fetches from it
+  (AbstractFetch.selectReadReplica) until metadata.max.age.ms passes, the replica leaves the
+  metadata, a fetch to it fails or it answers OFFSET_OUT_OF_RANGE or a stale-metadata error — then
+  from the leader again (FetchCollector.handleInitializeErrors, FetchUtils.requestMetadataUpdate).
+  The broker returns whole batches, so records below the position are dropped here. An answer
+  for a partition whose position moved meanwhile (seek, rebalance) is thrown away.
 - poll() hands out at most max.poll.records, from the buffered answers in arrival order; the
   position moves past what was handed out, and only then.
 """
@@ -166,7 +171,7 @@ class Fetcher:
     def send_fetches(self) -> None:
         subscriptions, metadata = self.consumer.subscriptions, self.consumer.metadata
         buffered = {c.tp for c in self._completed}
-        by_leader: dict[int, list[FetchPartition]] = {}
+        by_node: dict[int, list[FetchPartition]] = {}
         for tp, state in subscriptions.assignment.items():
             if state.position is None or state.paused or tp in buffered:
                 continue
@@ -174,26 +179,74 @@ class Fetcher:
             if leader < 0:
                 metadata.need_update = True
                 continue
-            by_leader.setdefault(leader, []).append(FetchPartition(
+            by_node.setdefault(self._select_read_replica(tp, leader), []).append(FetchPartition(
                 tp.topic, tp.partition, state.position, epoch,
                 partition_max_bytes=self.config.max_partition_fetch_bytes))
-        for leader, parts in sorted(by_leader.items()):
-            if leader in self._fetch_in_flight:
+        rack_id = self.config.client_rack or None
+        for node, parts in sorted(by_node.items()):
+            if node in self._fetch_in_flight:
                 continue
-            self._fetch_in_flight.add(leader)
+            self._fetch_in_flight.add(node)
             request = FetchRequest(CONSUMER_REPLICA_ID, self.config.fetch_max_wait_ms, self.config.fetch_min_bytes,
-                                   self.config.fetch_max_bytes, parts, self._isolation())
+                                   self.config.fetch_max_bytes, parts, self._isolation(), rack_id=rack_id)
             sent = {TopicPartition(p.topic, p.partition): p.fetch_offset for p in parts}
-            self.consumer.send(leader, request,
-                               partial(self._on_fetch, leader, sent),
-                               foreground=False, summary={"partitions": [
-                                   {"topic": p.topic, "partition": p.partition, "fetch_offset": p.fetch_offset}
-                                   for p in parts]})
+            summary: dict = {"partitions": [{"topic": p.topic, "partition": p.partition, "fetch_offset": p.fetch_offset}
+                                            for p in parts]}
+            if rack_id is not None:
+                summary["rack_id"] = rack_id
+            self.consumer.send(node, request, partial(self._on_fetch, node, sent), foreground=False, summary=summary)
 
-    def _on_fetch(self, leader: int, sent: dict[TopicPartition, int], answer) -> None:
-        self._fetch_in_flight.discard(leader)
+    # -- follower fetching (KIP-392) ----------------------------------------------------------
+    def _select_read_replica(self, tp: TopicPartition, leader: int) -> int:
+        """AbstractFetch.selectReadReplica: the preferred read replica while it holds and is in the
+        metadata; otherwise the leader (a replica gone from the metadata is forgotten, metadata asked for)."""
+        state = self.consumer.subscriptions.assignment[tp]
+        replica, expires = state.preferred_read_replica, state.preferred_read_replica_expire_ms
+        if replica is None:
+            return leader
+        if expires is not None and self.consumer.now_ms > expires:
+            self._clear_preferred(tp, "metadata.max.age.ms passed since the leader chose it")
+            return leader
+        if replica not in self.consumer.metadata.brokers:
+            self.consumer.metadata.need_update = True
+            self._clear_preferred(tp, f"broker {replica} is not in the consumer's metadata")
+            return leader
+        return replica
+
+    def _set_preferred(self, tp: TopicPartition, replica: int) -> None:
+        """SubscriptionState.updatePreferredReadReplica: the expiry is set only when the replica changes."""
+        state = self.consumer.subscriptions.assignment[tp]
+        if state.preferred_read_replica == replica:
+            return
+        previous = state.preferred_read_replica
+        state.preferred_read_replica = replica
+        state.preferred_read_replica_expire_ms = self.consumer.now_ms + self.config.metadata_max_age_ms
+        self._publish_replica_change(tp, replica, previous, f"the leader prefers broker {replica} "
+                                                            f"(client.rack {self.config.client_rack})")
+
+    def _clear_preferred(self, tp: TopicPartition, reason: str) -> bool:
+        """SubscriptionState.clearPreferredReadReplica: True when there was one."""
+        state = self.consumer.subscriptions.assignment.get(tp)
+        if state is None or state.preferred_read_replica is None:
+            return False
+        previous = state.preferred_read_replica
+        state.preferred_read_replica = state.preferred_read_replica_expire_ms = None
+        self._publish_replica_change(tp, None, previous, reason)
+        return True
+
+    def _publish_replica_change(self, tp: TopicPartition, replica: int | None, previous: int | None,
+                                reason: str) -> None:
+        self.consumer.publish(ev.PreferredReadReplicaChanged(
+            consumer=self.consumer.name, topic=tp.topic, partition=tp.partition,
+            replica=-1 if replica is None else replica, previous=-1 if previous is None else previous,
+            leader=self.consumer.metadata.leader(tp)[0], reason=reason))
+
+    def _on_fetch(self, node: int, sent: dict[TopicPartition, int], answer) -> None:
+        self._fetch_in_flight.discard(node)
         if answer is None:
             self.consumer.metadata.need_update = True
+            for tp in sent:   # AbstractFetch.handleFetchFailure: back to the leader for these partitions
+                self._clear_preferred(tp, f"no answer from broker {node}")
             self.consumer.wake()
             return
         assignment = self.consumer.subscriptions.assignment
@@ -209,12 +262,18 @@ class Fetcher:
                 if records:
                     self._completed.append(CompletedFetch(tp, state.position, records))
                     got_records = True
+                if data.preferred_read_replica >= 0:
+                    self._set_preferred(tp, data.preferred_read_replica)
             elif data.error == Errors.OFFSET_OUT_OF_RANGE:
-                state.position = None
-                self._request_reset([tp])
+                # From a follower, the offset may just be past what it has yet: ask the leader instead.
+                if not self._clear_preferred(tp, f"broker {node} answered {Errors.OFFSET_OUT_OF_RANGE} "
+                                                 f"for offset {state.position}"):
+                    state.position = None
+                    self._request_reset([tp])
             elif data.error in STALE_METADATA_ERRORS:
                 self.consumer.metadata.need_update = True
-        if got_records or any(d.error != Errors.NONE for d in answer.partitions):
+                self._clear_preferred(tp, f"broker {node} answered {data.error}")
+        if got_records or any(d.error != Errors.NONE or d.preferred_read_replica >= 0 for d in answer.partitions):
             self.consumer.wake()
 
     def drop_buffered(self, tp: TopicPartition) -> None:

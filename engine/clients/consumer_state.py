@@ -95,6 +95,10 @@ class ConsumerConfig:
     metadata_max_age_ms: int = 300000
     isolation_level: str = "read_uncommitted"
     exclude_internal_topics: bool = True
+    # The consumer's rack (KIP-392): sent with its fetches so a leader with a replica.selector.class
+    # may send it to a replica in its rack. "" (Kafka's default): the lab's consumer then sends no
+    # client metadata at all, and reads from leaders only, as before.
+    client_rack: str = ""
 
     @classmethod
     def from_dict(cls, config: dict[str, Any], default_client_id: str = "") -> ConsumerConfig:
@@ -188,6 +192,10 @@ class PartitionState:
     reset_strategy: str | None = None  # "earliest" / "latest" while an offset reset is pending
     paused: bool = False
     high_watermark: int = -1          # as the last fetch answer said (for the lag)
+    # The replica a leader told this consumer to fetch from (KIP-392) and until when (virtual ms) it
+    # holds: now + metadata.max.age.ms when set (SubscriptionState.TopicPartitionState). None: the leader.
+    preferred_read_replica: int | None = None
+    preferred_read_replica_expire_ms: int | None = None
 
 
 @dataclass

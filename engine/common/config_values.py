@@ -63,6 +63,9 @@ BOUNDS: dict[str, Bound] = {
     "group.initial.rebalance.delay.ms": _ms(0, INT_MAX, "GroupCoordinatorConfig (no validator)"),
     "group.min.session.timeout.ms": _ms(0, INT_MAX, "GroupCoordinatorConfig (no validator)"),
     "group.max.session.timeout.ms": _ms(0, INT_MAX, "GroupCoordinatorConfig (no validator)"),
+    "log.segment.delete.delay.ms": _ms(0, LONG_MAX, "ServerLogConfigs atLeast(0)"),
+    "leader.imbalance.check.interval.seconds": Bound(1, LONG_MAX // 1000, "ReplicationConfigs atLeast(1)"),
+    "leader.imbalance.per.broker.percentage": Bound(0, INT_MAX, "ReplicationConfigs (no validator)"),
     # the lab's simulated network (not Kafka's): a 0 ms hop lets a fetch with no wait loop in one instant
     "network.min.delay.ms": Bound(1, MAX_NETWORK_DELAY_MS, "the lab's network", _TIMER),
     "network.max.delay.ms": Bound(1, MAX_NETWORK_DELAY_MS, "the lab's network", _TIMER),

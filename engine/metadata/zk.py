@@ -209,6 +209,17 @@ def registrations(store: MetadataStore) -> dict[int, int]:
     return out
 
 
+def broker_racks(store: MetadataStore) -> dict[int, str]:
+    """Live broker id -> its `broker.rack`, for the brokers registered with one (the "rack" field of
+    `/brokers/ids/<id>`, as KafkaZkClient.registerBroker writes it)."""
+    out = {}
+    for child in store.children(BROKER_IDS_PATH):
+        data = store.peek(broker_path(int(child)))
+        if data is not None and data.get("rack"):
+            out[int(child)] = data["rack"]
+    return out
+
+
 def controller_id(store: MetadataStore) -> int:
     data = store.peek(CONTROLLER_PATH)
     return data["brokerid"] if data else -1

@@ -160,7 +160,10 @@ class ReplicaFetcher:
             if data.error == Errors.NONE:
                 if data.records:
                     partition.append_as_follower(data.records)
+                high_watermark = partition.high_watermark
                 partition.update_follower_high_watermark(data.high_watermark)
+                if partition.high_watermark != high_watermark:   # consumers reading here may see more (KIP-392)
+                    self.broker.complete_delayed_follower_reads(data.topic, data.partition)
             elif data.error == Errors.OFFSET_OUT_OF_RANGE:
                 self._handle_out_of_range(key, data.log_start_offset, data.log_end_offset)
             else:

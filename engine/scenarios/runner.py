@@ -93,7 +93,7 @@ def _validate_cluster(cluster: dict) -> None:
     try:
         checked = check_cluster(cluster)
         truncation = {"truncation": checked["truncation"]} if checked.get("truncation") else {}
-        split_config({**(checked.get("config") or {}), **truncation})
+        split_config({**(checked.get("config") or {}), **truncation}, brokers=checked.get("brokers", 3))
     except (StepArgumentError, InvalidConfigError) as error:
         raise ScenarioError(f"cluster: {error}" if isinstance(error, InvalidConfigError) else str(error)) from None
 

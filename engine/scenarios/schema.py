@@ -183,6 +183,8 @@ def _check_config(command: str, f: Field, value: Any) -> dict:
     for key, setting in value.items():
         if not NAME.fullmatch(key) or len(key) > MAX_TOPIC_LENGTH:
             raise _fail_inside(command, f, f"{_shown(key)} is not a setting's name")
+        if key == "broker.rack" and isinstance(setting, dict) and len(setting) <= MAX_OBJECT_KEYS:
+            continue    # broker id -> rack, one per broker (engine.config.parse_broker_racks checks it)
         if not _is_scalar(setting) or (isinstance(setting, str) and len(setting) > MAX_CONFIG_TEXT):
             raise _fail_inside(command, f, f"{key} is {_shown(setting)}; a setting is a string (at most "
                                            f"{MAX_CONFIG_TEXT} characters), a finite number, true/false or null")
