@@ -5,9 +5,10 @@ import argparse
 import json
 import sys
 
-from engine.bench import checkpoint_bench, clients_bench, cluster_bench, log_bench
+from engine.bench import checkpoint_bench, clients_bench, cluster_bench, compression_bench, log_bench
 
-BENCHES = {"log": log_bench, "cluster": cluster_bench, "clients": clients_bench, "checkpoint": checkpoint_bench}
+BENCHES = {"log": log_bench, "cluster": cluster_bench, "clients": clients_bench, "checkpoint": checkpoint_bench,
+           "compression": compression_bench}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -45,3 +45,12 @@ def test_checkpoint_bench_prints_one_json_object_with_its_figures():
     for case in ("small", "big"):
         for key in ("take_ms", "restore_ms", "replay_ms", "state_bytes", "linked_files"):
             assert result[case][key] > 0
+
+
+def test_compression_bench_measures_each_codec_against_none_in_the_same_run():
+    done = subprocess.run([sys.executable, "-m", "engine.bench", "compression", "--records", "2000", "--rounds", "1",
+                           "--json"], capture_output=True, text=True, check=True)
+    codecs = json.loads(done.stdout)["codecs"]
+    assert set(codecs) == {"none", "gzip", "snappy", "lz4", "zstd", "gzip->zstd"}
+    assert all(c["rps"] > 0 for c in codecs.values())
+    assert all(codecs[c]["wire_bytes"] < codecs["none"]["wire_bytes"] for c in codecs if c != "none")
