@@ -3,6 +3,9 @@
     python -m engine.cli init --brokers 3 [--seed 7] [--truncation leader-epoch]
     python -m engine.cli kafka-topics --create --topic t --partitions 3 --replication-factor 2
     python -m engine.cli kafka-topics --list | --describe [--topic t] | --alter --topic t --partitions 6
+    python -m engine.cli kafka-topics --delete --topic t
+    python -m engine.cli kafka-reassign-partitions --execute | --verify --reassignment-json-file plan.json
+    python -m engine.cli kafka-leader-election --election-type preferred --all-topic-partitions | --topic t --partition 0
     python -m engine.cli kafka-console-producer --topic t [--property parse.key=true --property key.separator=:]
     python -m engine.cli kafka-console-consumer --topic t --from-beginning [--group g] [--max-messages N]
     python -m engine.cli kafka-consumer-groups --list | --describe --group g
@@ -21,6 +24,7 @@ never opens the cluster, so it also reads the files of a running lab session's d
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -65,9 +69,9 @@ def cmd_init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 # -- kafka-topics ---------------------------------------------------------------------------
 def cmd_topics(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    actions = [a for a in ("create", "list", "describe", "alter") if getattr(args, a)]
+    actions = [a for a in ("create", "list", "describe", "alter", "delete") if getattr(args, a)]
     if len(actions) != 1:
-        print("Command must include exactly one action: --list, --describe, --create or --alter", file=err)
+        print("Command must include exactly one action: --list, --describe, --create, --alter or --delete", file=err)
         return 1
     cluster = _open(args.data_dir, err)
     try:
@@ -86,7 +90,8 @@ def cmd_topics(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         elif args.list:
             for topic in cluster.list_topics():
                 if not (args.exclude_internal and topic in INTERNAL_TOPICS):
-                    print(topic, file=out)
+                    marked = cluster.deletion_status(topic).get("marked_for_deletion")
+                    print(f"{topic} - marked for deletion" if marked else topic, file=out)
         elif args.describe:
             topics = [args.topic] if args.topic else [t for t in cluster.list_topics()
                                                       if not (args.exclude_internal and t in INTERNAL_TOPICS)]
@@ -97,6 +102,15 @@ def cmd_topics(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print("--alter needs --topic and --partitions", file=err)
                 return 1
             cluster.add_partitions(args.topic, args.partitions)
+        elif args.delete:
+            if not args.topic:
+                print("Missing required argument \"[topic]\"", file=err)
+                return 1
+            status = cluster.delete_topic(args.topic)
+            print(f"Topic {args.topic} is marked for deletion.", file=out)
+            if not status["deleted"]:
+                print(f"Its deletion waits for broker(s) {', '.join(map(str, status['waiting_for_brokers']))} "
+                      f"to come back.", file=out)
         cluster.run_until_idle()
         return 0
     except ClusterError as error:
@@ -116,6 +130,74 @@ def _describe_topic(cluster: Cluster, topic: str, out: TextIO) -> None:
         leader = p["leader"] if p["leader"] >= 0 else "none"
         print(f"\tTopic: {topic}\tPartition: {p['partition']}\tLeader: {leader}\t"
               f"Replicas: {','.join(map(str, p['replicas']))}\tIsr: {','.join(map(str, p['isr']))}", file=out)
+
+
+# -- kafka-reassign-partitions and kafka-leader-election ----------------------------------------
+def cmd_reassign_partitions(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """ReassignPartitionsCommand's --execute and --verify with a JSON plan file (no --generate:
+    write the plan by hand, {"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2,3]}]})."""
+    if [args.execute, args.verify].count(True) != 1:
+        print("Command must include exactly one action: --execute or --verify", file=err)
+        return 1
+    if not args.reassignment_json_file:
+        print("Missing required argument \"--reassignment-json-file\"", file=err)
+        return 1
+    try:
+        with open(args.reassignment_json_file, encoding="utf-8") as f:
+            plan = f.read()
+    except OSError as error:
+        print(f"Error: cannot read {args.reassignment_json_file}: {error.strerror}", file=err)
+        return 1
+    cluster = _open(args.data_dir, err)
+    try:
+        if args.execute:
+            started = cluster.reassign_partitions(plan)
+            print("Current partition replica assignment\n", file=out)
+            print(json.dumps(started["current"], separators=(",", ":")), file=out)
+            print("\nSave this to use as the --reassignment-json-file option during rollback", file=out)
+            print(f"Successfully started partition reassignments for {','.join(started['started'])}", file=out)
+            cluster.run_until_idle()
+        else:
+            print("Status of partition reassignment:", file=out)
+            for line in cluster.verify_reassignment(plan):
+                print(line["message"], file=out)
+        return 0
+    except ClusterError as error:
+        print(f"Error: {error}", file=err)
+        return 1
+    finally:
+        persistence.close(cluster)
+
+
+def cmd_leader_election(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """LeaderElectionCommand: --election-type preferred with --all-topic-partitions, or --topic and --partition."""
+    if args.all_topic_partitions == bool(args.topic) or bool(args.topic) != (args.partition is not None):
+        print("One and only one of the following options is required: --all-topic-partitions, or --topic with "
+              "--partition", file=err)
+        return 1
+    cluster = _open(args.data_dir, err)
+    try:
+        partitions = None if args.all_topic_partitions else [(args.topic, args.partition)]
+        results = cluster.elect_leaders(args.election_type.lower(), partitions)
+        cluster.run_until_idle()
+        done = [tp for tp, e in results.items() if e == Errors.NONE]
+        noop = [tp for tp, e in results.items() if e == Errors.ELECTION_NOT_NEEDED]
+        failed = {tp: e for tp, e in results.items() if tp not in done and tp not in noop}
+        if done:
+            print(f"Successfully completed leader election (PREFERRED) for partitions {', '.join(done)}", file=out)
+        if noop:
+            print(f"Valid replica already elected for partitions {', '.join(noop)}", file=out)
+        for tp, error in failed.items():
+            print(f"Error completing leader election (PREFERRED) for partition: {tp}: {error}", file=out)
+        if failed:
+            print(f"Error: {len(failed)} replica(s) could not be elected", file=err)
+            return 1
+        return 0
+    except ClusterError as error:
+        print(f"Error: {error}", file=err)
+        return 1
+    finally:
+        persistence.close(cluster)
 
 
 # -- kafka-console-producer -----------------------------------------------------------------
@@ -285,13 +367,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     topics = sub.add_parser("kafka-topics", aliases=["kafka-topics.sh"], help="create, list, describe topics")
     _cluster_args(topics)
-    for flag in ("--create", "--list", "--describe", "--alter", "--exclude-internal"):
+    for flag in ("--create", "--list", "--describe", "--alter", "--delete", "--exclude-internal"):
         topics.add_argument(flag, action="store_true")
     topics.add_argument("--topic")
     topics.add_argument("--partitions", type=int)
     topics.add_argument("--replication-factor", type=int)
     topics.add_argument("--replica-assignment")
     topics.add_argument("--config", action="append", help="topic config key=value (repeatable)")
+
+    reassign = sub.add_parser("kafka-reassign-partitions", aliases=["kafka-reassign-partitions.sh"],
+                              help="move partitions' replicas with a JSON plan")
+    _cluster_args(reassign)
+    reassign.add_argument("--execute", action="store_true")
+    reassign.add_argument("--verify", action="store_true")
+    reassign.add_argument("--reassignment-json-file")
+
+    election = sub.add_parser("kafka-leader-election", aliases=["kafka-leader-election.sh"],
+                              help="move leadership back to the preferred replicas")
+    _cluster_args(election)
+    election.add_argument("--election-type", required=True, choices=["preferred", "PREFERRED"])
+    election.add_argument("--all-topic-partitions", action="store_true")
+    election.add_argument("--topic")
+    election.add_argument("--partition", type=int)
 
     producer = sub.add_parser("kafka-console-producer", aliases=["kafka-console-producer.sh"],
                               help="send stdin lines as records")
@@ -353,6 +450,10 @@ def main(argv: list[str] | None = None, *, inp: TextIO | None = None, out: TextI
             return cmd_topics(args, out, err)
         if tool == "kafka-console-producer":
             return cmd_console_producer(args, inp, out, err)
+        if tool == "kafka-reassign-partitions":
+            return cmd_reassign_partitions(args, out, err)
+        if tool == "kafka-leader-election":
+            return cmd_leader_election(args, out, err)
         if tool == "kafka-console-consumer":
             return cmd_console_consumer(args, out, err)
         if tool == "kafka-consumer-groups":

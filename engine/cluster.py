@@ -33,18 +33,25 @@ from engine.clients.producer import Producer
 from engine.clients.simple_producer import Produced, SimpleProducer
 from engine.clients.sinks import ListSink
 from engine.common.errors import Errors, KafkaError
-from engine.common.topics import TopicExistsError, UnknownTopicError, check_collision, validate_topic_name
+from engine.common.topics import TopicExistsError, UnknownTopicError, check_collision, is_internal, validate_topic_name
 from engine.config import BrokerConfig as BrokerConfig  # engine.config's, also importable from here
 from engine.config import ClusterConfig as ClusterConfig
 from engine.config import check_topic_config, split_config
 from engine.metadata import zk
-from engine.metadata.store import MetadataStore
+from engine.metadata.store import MetadataStore, NodeExistsError
 from engine.metadata.zk import TopicInfo, partition_path
 from engine.network import Network
 from engine.node import EPOCH_MS, World
 from engine.replication.assignment import assign_replicas, check_replica_assignment
 from engine.replication.controller import Controller
 from engine.replication.fetcher import TRUNCATION_MODES
+from engine.replication.reassignment import (
+    PartitionReassignment,
+    ReassignmentPlanError,
+    parse_reassignment_plan,
+    preferred_election_error,
+    verify_reassignment,
+)
 from engine.sim import RandomTree, Scheduler
 from engine.sim.scheduler import Scheduled
 from engine.storage import record_batch as rb
@@ -54,11 +61,14 @@ MAX_BROKERS = 9
 
 
 class ClusterError(KafkaError):
-    """A command that cannot be carried out; `kafka_name` is Kafka's error name where one exists."""
+    """A command that cannot be carried out; `kafka_name` is Kafka's error name where one exists,
+    `field` the argument at fault where the command takes structured input (a reassignment plan's
+    "partitions[0].replicas")."""
     error = Errors.INVALID_REQUEST
 
-    def __init__(self, message: str, kafka_name: str = Errors.INVALID_REQUEST) -> None:
+    def __init__(self, message: str, kafka_name: str = Errors.INVALID_REQUEST, field: str = "") -> None:
         super().__init__(message, error=kafka_name)
+        self.field = field
 
 
 class Cluster:
@@ -94,6 +104,7 @@ class Cluster:
         self.store = MetadataStore(self.scheduler)
         # The topic registry is the store's (engine/metadata/zk.py): this is a read-through view of it.
         self.topics = zk.Topics(self.store)
+        self._deleted_names: dict[str, int] = {}   # topic name -> times deleted (a new id when it comes back)
         self.producers: dict[str, Producer] = {}
         self.consumers: dict[str, Consumer] = {}
         self.apps: dict[str, PollLoop] = {}      # by consumer name: the application last driving that consumer
@@ -229,7 +240,11 @@ class Cluster:
         if self.controller is None:
             raise ClusterError("There is no controller: no broker is alive", Errors.NOT_CONTROLLER)
         # The controller hears of it at once, announces it and creates its partitions (Controller.on_topic_change).
-        zk.create_topic(self.store, topic, assignment, merged, zk.new_topic_id(self.random.fork(f"topic-id/{topic}")))
+        # A name used again after a deletion gets a new id (Kafka's are random UUIDs); a name's first
+        # use keeps the stream it always had.
+        reuse = self._deleted_names.get(topic, 0)
+        topic_id = zk.new_topic_id(self.random.fork(f"topic-id/{topic}" + (f"#{reuse}" if reuse else "")))
+        zk.create_topic(self.store, topic, assignment, merged, topic_id)
         if wait:
             self._wait_for_leaders(topic)
         return self.describe_topic(topic)
@@ -280,6 +295,131 @@ class Cluster:
         # (The loop this replaces read `(next_time() or end + 1) <= end`, which took an action due at
         # time 0 for one past the deadline; none is ever pending here, as the brokers' start-up runs first.)
         self.scheduler.run(until_ms=self.now_ms + 60_000, stop=ready, advance=False)
+
+    # -- deletion, reassignment, preferred leader election (ZooKeeper mode: /admin nodes) --------
+    def delete_topic(self, topic: str, *, wait: bool = True) -> dict:
+        """kafka-topics --delete: mark the topic for deletion; the controller stops and deletes every
+        replica, then removes the topic (engine/replication/topic_deletion.py). With `wait`, runs
+        until it is gone or waits for a replica on a broker that is down. Internal topics, and every
+        topic with delete.topic.enable=false, are refused with nothing changed."""
+        self._zookeeper_only("delete_topic")
+        self._topic(topic)
+        if is_internal(topic):
+            raise ClusterError(f"Topic {topic} is a kafka internal topic and is not allowed to be marked for "
+                               f"deletion.", Errors.INVALID_TOPIC_EXCEPTION, "topic")
+        if not self.broker_config.delete_topic_enable:
+            raise ClusterError(f"Topic deletion is disabled (delete.topic.enable=false): {topic} is kept",
+                               Errors.TOPIC_DELETION_DISABLED, "topic")
+        if self.controller is None:
+            raise ClusterError("There is no controller: no broker is alive", Errors.NOT_CONTROLLER)
+        zk.mark_topic_for_deletion(self.store, topic)
+        self._deleted_names[topic] = self._deleted_names.get(topic, 0) + 1
+        if wait:
+            self.scheduler.run(until_ms=self.now_ms + 60_000, advance=False,
+                               stop=lambda: not zk.topic_exists(self.store, topic)
+                               or not self.scheduler.has_foreground_work())
+        return self.deletion_status(topic)
+
+    def _zookeeper_only(self, command: str) -> None:
+        if getattr(self, "kraft", False):   # KRaft's DeleteTopics / AlterPartitionReassignments / ElectLeaders: not wired yet
+            raise ClusterError(f"{command} runs in ZooKeeper mode only for now", Errors.INVALID_REQUEST)
+
+    def deletion_status(self, topic: str) -> dict:
+        """Whether `topic` is deleted, or which down brokers its deletion waits for."""
+        if not zk.topic_exists(self.store, topic):
+            return {"topic": topic, "deleted": True, "waiting_for_brokers": []}
+        live = self.registrations()
+        replicas = {b for r in zk.assignment(self.store, topic) for b in r}
+        return {"topic": topic, "deleted": False, "marked_for_deletion": zk.is_marked_for_deletion(self.store, topic),
+                "waiting_for_brokers": sorted(replicas - set(live))}
+
+    def reassign_partitions(self, plan: str | dict, *, wait: bool = False) -> dict:
+        """kafka-reassign-partitions --execute: check the plan (JSON text or object), then ask the
+        controller to move the partitions (KIP-455's steps, Controller.on_reassignment_requested).
+        Returns the current assignment (the tool's rollback JSON) and the partitions started. A bad
+        plan raises ClusterError naming the field, with nothing changed."""
+        self._zookeeper_only("reassign_partitions")
+        if self.controller is None:
+            raise ClusterError("There is no controller: no broker is alive", Errors.NOT_CONTROLLER)
+        entries = self._reassignment_plan(plan, live_only=True)
+        if self.store.exists(zk.REASSIGN_PARTITIONS_PATH) or zk.ongoing_reassignments(self.store):
+            raise ClusterError("There is an existing assignment running.", Errors.REASSIGNMENT_IN_PROGRESS)
+        current = {"version": 1, "partitions": [
+            {"topic": e.topic, "partition": e.partition, "replicas": self.partition_state(e.topic, e.partition)[
+                "replicas"], "log_dirs": ["any"] * len(self.partition_state(e.topic, e.partition)["replicas"])}
+            for e in entries]}
+        try:
+            zk.request_reassignment(self.store, [(e.topic, e.partition, e.replicas) for e in entries])
+        except NodeExistsError:
+            raise ClusterError("There is an existing assignment running.", Errors.REASSIGNMENT_IN_PROGRESS) from None
+        keys = [(e.topic, e.partition) for e in entries]
+
+        def started() -> bool:   # the controller took every entry up (or finished it already)
+            requested = {(t, p) for t, p, _ in zk.requested_reassignments(self.store)}
+            moving = self.controller.reassigning if self.controller is not None else set()
+            return all(k in moving or k not in requested for k in keys)
+        self.scheduler.run(until_ms=self.now_ms + 60_000, advance=False,
+                           stop=lambda: started() or not self.scheduler.has_foreground_work())
+        if wait:
+            self.run_until_idle()
+        return {"current": current, "started": [f"{e.topic}-{e.partition}" for e in entries]}
+
+    def verify_reassignment(self, plan: str | dict) -> list[dict]:
+        """kafka-reassign-partitions --verify: per partition of the plan, "completed", "in progress" or
+        "different" (no move under way, but the replicas are not the plan's), with the tool's line."""
+        entries = self._reassignment_plan(plan, live_only=False)
+        current = {(e.topic, e.partition): list(self.partition_state(e.topic, e.partition)["replicas"])
+                   for e in entries}
+        ongoing = set(zk.ongoing_reassignments(self.store))
+        return [{"topic": t, "partition": p, "state": state, "message": line}
+                for t, p, state, line in verify_reassignment(entries, current, ongoing)]
+
+    def _reassignment_plan(self, plan: str | dict, *, live_only: bool) -> list[PartitionReassignment]:
+        counts = {t: info.partitions for t, info in self.topics.items() if not zk.is_marked_for_deletion(self.store, t)}
+        try:
+            return parse_reassignment_plan(plan, counts, self.brokers,
+                                           self.registrations() if live_only else self.brokers)
+        except ReassignmentPlanError as error:
+            raise ClusterError(str(error), error.error, error.field) from None
+
+    def elect_leaders(self, election_type: str = "preferred", partitions: list[tuple[str, int]] | None = None, *,
+                      wait: bool = True) -> dict[str, str]:
+        """kafka-leader-election --election-type preferred (--all-topic-partitions: `partitions` None):
+        per partition, Kafka's answer — NONE (the preferred replica leads now), ELECTION_NOT_NEEDED,
+        PREFERRED_LEADER_NOT_AVAILABLE (not alive or not in the ISR). For all partitions, those that
+        need no election are left out, as the tool does."""
+        self._zookeeper_only("elect_leaders")
+        if election_type != "preferred":
+            raise ClusterError(f"election_type must be 'preferred' (the lab has no unclean election on request), "
+                               f"not {election_type!r}", Errors.INVALID_REQUEST, "election_type")
+        if self.controller is None:
+            raise ClusterError("There is no controller: no broker is alive", Errors.NOT_CONTROLLER)
+        every = partitions is None
+        wanted = [(t, p) for t, p in self.all_partitions() if not zk.is_marked_for_deletion(self.store, t)] \
+            if partitions is None else list(dict.fromkeys((t, p) for t, p in partitions))
+        for index, (topic, partition) in enumerate(wanted):
+            info = self.topics.get(topic)
+            if info is None or zk.is_marked_for_deletion(self.store, topic) or not 0 <= partition < info.partitions:
+                raise ClusterError(f"partitions[{index}]: {topic}-{partition} does not exist",
+                                   Errors.UNKNOWN_TOPIC_OR_PARTITION, f"partitions[{index}]")
+        live = set(self.registrations())
+        results = {}
+        for topic, partition in wanted:
+            state = self.partition_state(topic, partition)
+            error = preferred_election_error(state["replicas"], state["leader"], state["isr"], live)
+            if not (every and error == Errors.ELECTION_NOT_NEEDED):
+                results[f"{topic}-{partition}"] = error.value
+        eligible = [(t, p) for t, p in wanted if results.get(f"{t}-{p}") == Errors.NONE]
+        if eligible:
+            try:
+                zk.request_preferred_election(self.store, eligible)
+            except NodeExistsError:
+                raise ClusterError("A preferred replica election is already under way",
+                                   Errors.INVALID_REQUEST) from None
+            if wait:
+                self.scheduler.run(until_ms=self.now_ms + 60_000, advance=False,
+                                   stop=lambda: not self.store.exists(zk.PREFERRED_REPLICA_ELECTION_PATH))
+        return results
 
     def ensure_offsets_topic(self) -> bool:
         """Create `__consumer_offsets` if it does not exist yet, as a broker does on the first

@@ -49,6 +49,15 @@ class BrokerConfig:
     # Follower fetching (KIP-392): None, Kafka's default, lets consumers read from leaders only
     # (engine/broker/replica_selector.py; an alias such as "rack-aware" is turned into the class name).
     replica_selector_class: str | None = None
+    # Topic deletion and leadership balance (KafkaConfig; the controller reads them).
+    delete_topic_enable: bool = True
+    log_segment_delete_delay_ms: int = 60000      # how long a deleted replica's `-delete` dir stays (LogManager.asyncDelete)
+    # Kafka's default is true; the lab's is false so that clusters built before the check existed
+    # (every recorded scenario, saved sessions) replay as they were: a scenario turns it on in its
+    # cluster config (README, "The cluster": topic deletion, reassignment, leader balance).
+    auto_leader_rebalance_enable: bool = False
+    leader_imbalance_check_interval_seconds: int = 300
+    leader_imbalance_per_broker_percentage: int = 10
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,83 @@ class LeaderAndIsrApplied(Event):
     isr: list[int]
 
 
+# -- topic deletion, reassignment (the controller's; the broker's side of a deleted replica) ----
+@dataclass(kw_only=True)
+class TopicDeletionStarted(Event):
+    """The controller took up a topic marked for deletion (TopicDeletionManager.onTopicDeletion)."""
+    kind: ClassVar[str] = "topic_deletion_started"
+    topic: str
+    partitions: int
+    replicas: list[int]             # the brokers holding a replica: each gets StopReplica (delete)
+    ineligible: list[int]           # those down: the deletion waits until they are back
+
+
+@dataclass(kw_only=True)
+class TopicDeleted(Event):
+    """Every replica deleted: the topic's znodes are gone (TopicDeletionManager.completeDeleteTopic)."""
+    kind: ClassVar[str] = "topic_deleted"
+    topic: str
+    partitions: int
+
+
+@dataclass(kw_only=True)
+class ReplicaDeleted(Event):
+    """A broker stopped a replica and deleted its log: the directory renamed `<t>-<p>.<uuid>-delete`,
+    removed `removed_after_ms` later (LogManager.asyncDelete)."""
+    kind: ClassVar[str] = "replica_deleted"
+    broker: int
+    topic: str
+    partition: int
+    directory: str
+    removed_after_ms: int
+
+
+@dataclass(kw_only=True)
+class DeletedLogRemoved(Event):
+    """A deleted replica's `-delete` directory left the disk."""
+    kind: ClassVar[str] = "deleted_log_removed"
+    broker: int
+    topic: str
+    partition: int
+    directory: str
+
+
+@dataclass(kw_only=True)
+class ReassignmentStarted(Event):
+    """A partition's move began (KIP-455, phase U): RS = ORS + TRS, AR = TRS - ORS, RR = ORS - TRS."""
+    kind: ClassVar[str] = "reassignment_started"
+    topic: str
+    partition: int
+    original: list[int]             # ORS
+    target: list[int]               # TRS
+    replicas: list[int]             # RS while it moves
+    adding: list[int]               # AR
+    removing: list[int]             # RR
+
+
+@dataclass(kw_only=True)
+class ReassignmentStep(Event):
+    """One of KafkaController.onPartitionReassignment's steps: `phase` "A1-A2", "B3", "B4-B5"."""
+    kind: ClassVar[str] = "reassignment_step"
+    topic: str
+    partition: int
+    phase: str
+    description: str
+    replicas: list[int]
+    leader: int
+    isr: list[int]
+
+
+@dataclass(kw_only=True)
+class ReassignmentCompleted(Event):
+    kind: ClassVar[str] = "reassignment_completed"
+    topic: str
+    partition: int
+    replicas: list[int]
+    leader: int
+    isr: list[int]
+
+
 # -- the log -------------------------------------------------------------------------------
 @dataclass(kw_only=True)
 class RecordsAppended(Event):
@@ -418,7 +495,8 @@ EVENT_TYPES: dict[str, type[Event]] = _by_kind([
         IsrShrunk, IsrExpanded, MessageSent, MessageDropped, ProduceAcknowledged, ProduceFailed,
         FaultInjected, ProducerCreated, ProducerBatchSent, ProducerBatchRetried, ProducerBatchAcknowledged,
         ProducerBatchFailed, ProducerEpochBumped, ProducerIdAllocated, DuplicateBatchIgnored,
-        ProduceSequenceRejected])
+        ProduceSequenceRejected, TopicDeletionStarted, TopicDeleted, ReplicaDeleted, DeletedLogRemoved,
+        ReassignmentStarted, ReassignmentStep, ReassignmentCompleted])
 
 
 def event_fields(kind: str) -> list[str]:

@@ -163,6 +163,28 @@ class LeaderAndIsrResponse:
     errors: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class StopReplicaPartitionState:
+    topic: str
+    partition: int
+    leader_epoch: int
+    delete_partition: bool          # true: the replica's log is deleted too (topic deletion, reassignment)
+
+
+@dataclass(slots=True)
+class StopReplicaRequest:
+    """The controller tells a broker to stop a replica (StopReplicaRequest, v3's partition states)."""
+    controller_id: int
+    controller_epoch: int
+    partitions: list[StopReplicaPartitionState] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class StopReplicaResponse:
+    broker: int
+    errors: dict[str, str] = field(default_factory=dict)    # "topic-partition" -> error; absent: NONE
+
+
 _API_NAMES: dict[type, str] = {}
 
 

@@ -11,10 +11,21 @@ second registry. The paths are Kafka's (ZkData.scala):
     /config/topics/<t>                         the topic's config (ConfigEntityZNode)
     /controller                                ephemeral: the controller's broker id (ControllerZNode)
     /controller_epoch                          how many controllers were elected (ControllerEpochZNode)
+    /admin/delete_topics/<t>                   a topic marked for deletion (DeleteTopicsTopicZNode)
+    /admin/reassign_partitions                 a reassignment asked for (ReassignPartitionsZNode)
+    /admin/preferred_replica_election          a preferred leader election asked for (PreferredReplicaElectionZNode)
 
 A topic is created as AdminZkClient.createTopicWithAssignment does: its config node first, then
 its assignment node, whose watch tells the controller (KafkaController's TopicChange handler) to
 create the partitions. Topics are listed in the order they were created (the nodes' czxid).
+
+The `/admin` nodes are how ZooKeeper-era tools asked the controller for work: `kafka-topics
+--delete` writes `/admin/delete_topics/<t>`, `kafka-reassign-partitions` `/admin/reassign_partitions`
+(KIP-455's AlterPartitionReassignments request later replaced the node; the controller's steps are
+the same), `kafka-preferred-replica-election` `/admin/preferred_replica_election`. The controller
+watches them, does the work and removes them. While a partition moves, its topic node holds the
+replica sets being added and removed (`adding_replicas`, `removing_replicas`: TopicZNode since
+Kafka 2.4), so a new controller can carry the move on.
 """
 from __future__ import annotations
 
@@ -29,6 +40,10 @@ TOPICS_PATH = "/brokers/topics"
 TOPIC_CONFIGS_PATH = "/config/topics"
 CONTROLLER_PATH = "/controller"
 CONTROLLER_EPOCH_PATH = "/controller_epoch"
+ADMIN_PATH = "/admin"
+DELETE_TOPICS_PATH = "/admin/delete_topics"
+REASSIGN_PARTITIONS_PATH = "/admin/reassign_partitions"
+PREFERRED_REPLICA_ELECTION_PATH = "/admin/preferred_replica_election"
 # Topic configs that are not the log's (Partition and the controller read them, LogConfig does not).
 NOT_LOG_CONFIGS = ("min.insync.replicas", "unclean.leader.election.enable")
 
@@ -128,7 +143,8 @@ def read_topic(store: MetadataStore, topic: str) -> TopicInfo | None:
     if data is None:
         return None
     partitions = data["partitions"]
-    return TopicInfo(topic, len(partitions), len(partitions["0"]) if partitions else 0,
+    removing = len(data.get("removing_replicas", {}).get("0", []))   # RF once partition 0's move completes
+    return TopicInfo(topic, len(partitions), len(partitions["0"]) - removing if partitions else 0,
                      topic_config(store, topic), data.get("topic_id", ""))
 
 
@@ -140,6 +156,106 @@ def all_partitions(store: MetadataStore) -> list[tuple[str, int]]:
 def partition_state(store: MetadataStore, topic: str, partition: int) -> dict | None:
     """The partition's state node (leader, leader_epoch, isr, replicas, controller_epoch), shared: read only."""
     return store.peek(partition_path(topic, partition))
+
+
+# -- /admin: deletion, reassignment, preferred leader election ----------------------------------------
+def delete_topic_path(topic: str) -> str:
+    return f"{DELETE_TOPICS_PATH}/{topic}"
+
+
+def mark_topic_for_deletion(store: MetadataStore, topic: str) -> None:
+    """`kafka-topics --delete` in ZooKeeper mode (AdminZkClient.deleteTopic): the controller watches
+    `/admin/delete_topics` and deletes the topic. Marking it twice is harmless (NodeExists ignored)."""
+    if not store.exists(delete_topic_path(topic)):
+        store.create(delete_topic_path(topic), {})
+
+
+def topics_to_delete(store: MetadataStore) -> list[str]:
+    """Topics marked for deletion (whose topic node still exists), in the order they were marked."""
+    names = [t for t in store.children(DELETE_TOPICS_PATH) if store.exists(delete_topic_path(t))]
+    return sorted(names, key=lambda t: store.created(delete_topic_path(t)))
+
+
+def is_marked_for_deletion(store: MetadataStore, topic: str) -> bool:
+    return store.exists(delete_topic_path(topic))
+
+
+def remove_topic(store: MetadataStore, topic: str) -> None:
+    """The last step of a deletion (TopicDeletionManager.completeDeleteTopic): the topic's
+    partition states and assignment, its config, then its `/admin/delete_topics` entry."""
+    for partition in range(partition_count(store, topic)):
+        store.delete(partition_path(topic, partition))
+    store.delete(topic_path(topic))
+    store.delete(topic_config_path(topic))
+    store.delete(delete_topic_path(topic))
+
+
+def request_reassignment(store: MetadataStore, partitions: list[tuple[str, int, list[int]]]) -> None:
+    """`/admin/reassign_partitions` as the ZooKeeper-era tool wrote it. NodeExistsError while one runs."""
+    store.create(REASSIGN_PARTITIONS_PATH, {"version": 1, "partitions": [
+        {"topic": t, "partition": p, "replicas": list(r)} for t, p, r in partitions]})
+
+
+def requested_reassignments(store: MetadataStore) -> list[tuple[str, int, list[int]]]:
+    data = store.peek(REASSIGN_PARTITIONS_PATH)
+    return [] if data is None else [(e["topic"], e["partition"], list(e["replicas"])) for e in data["partitions"]]
+
+
+def remove_requested_reassignment(store: MetadataStore, topic: str, partition: int) -> None:
+    """A partition's move completed: off `/admin/reassign_partitions`, which goes once empty
+    (KafkaController.removePartitionFromReassigningPartitions)."""
+    data = store.get_or_none(REASSIGN_PARTITIONS_PATH)
+    if data is None:
+        return
+    left = [e for e in data["partitions"] if (e["topic"], e["partition"]) != (topic, partition)]
+    if left:
+        store.set(REASSIGN_PARTITIONS_PATH, {**data, "partitions": left})
+    else:
+        store.delete(REASSIGN_PARTITIONS_PATH)
+
+
+def set_partition_assignment(store: MetadataStore, topic: str, partition: int, replicas: list[int],
+                             adding: list[int], removing: list[int]) -> None:
+    """One partition's replicas in the topic node, with the sets being added and removed while it
+    moves (KafkaZkClient.setTopicAssignment with a ReplicaAssignment)."""
+    data, version = store.get(topic_path(topic))
+    key = str(partition)
+    data["partitions"][key] = list(replicas)
+    for field_name, values in (("adding_replicas", adding), ("removing_replicas", removing)):
+        sets = data.get(field_name, {})
+        if values:
+            sets[key] = list(values)
+        else:
+            sets.pop(key, None)
+        if sets:
+            data[field_name] = sets
+        else:
+            data.pop(field_name, None)
+    store.set(topic_path(topic), data, expected_version=version)
+
+
+def ongoing_reassignments(store: MetadataStore) -> dict[tuple[str, int], tuple[list[int], list[int], list[int]]]:
+    """Partitions being moved: (topic, partition) -> (replicas, adding, removing), from the topic nodes."""
+    out = {}
+    for topic in topic_names(store):
+        data = store.peek(topic_path(topic)) or {}
+        adding, removing = data.get("adding_replicas", {}), data.get("removing_replicas", {})
+        for key in sorted(set(adding) | set(removing), key=int):
+            out[(topic, int(key))] = (list(data["partitions"][key]), list(adding.get(key, [])),
+                                      list(removing.get(key, [])))
+    return out
+
+
+def request_preferred_election(store: MetadataStore, partitions: list[tuple[str, int]]) -> None:
+    """`/admin/preferred_replica_election` (the ZooKeeper-era kafka-preferred-replica-election tool).
+    NodeExistsError while one is under way."""
+    store.create(PREFERRED_REPLICA_ELECTION_PATH, {"version": 1, "partitions": [
+        {"topic": t, "partition": p} for t, p in partitions]})
+
+
+def requested_preferred_elections(store: MetadataStore) -> list[tuple[str, int]]:
+    data = store.peek(PREFERRED_REPLICA_ELECTION_PATH)
+    return [] if data is None else [(e["topic"], e["partition"]) for e in data["partitions"]]
 
 
 class Topics:

@@ -288,6 +288,24 @@ def _add_partitions(c: Cluster, a: dict, i: int) -> None:
     c.add_partitions(a["topic"], a["count"])
 
 
+def _delete_topic(c: Cluster, a: dict, i: int) -> Warnings:
+    status = c.delete_topic(a["topic"])
+    if status["deleted"]:
+        return []
+    return [f"Topic {a['topic']} is marked for deletion; its deletion waits for broker(s) "
+            f"{', '.join(map(str, status['waiting_for_brokers']))} to come back"]
+
+
+def _reassign_partitions(c: Cluster, a: dict, i: int) -> None:
+    c.reassign_partitions(a["plan"], wait=bool(a.get("wait")))
+
+
+def _elect_leaders(c: Cluster, a: dict, i: int) -> Warnings:
+    partitions = None if a.get("all_topic_partitions") else [(a["topic"], a["partition"])]
+    results = c.elect_leaders(a.get("election_type", "preferred"), partitions)
+    return [f"{tp}: {error}" for tp, error in results.items() if error != Errors.NONE]
+
+
 # -- the clock ------------------------------------------------------------------------------
 def _run(c: Cluster, a: dict, i: int) -> None:
     c.run_for(a["ms"])
@@ -453,4 +471,7 @@ STEPS: dict[str, Step] = {
     "consumer_crash": _consumer_crash,
     "consumer_leave": _client_step(_consumer_leave),
     "add_partitions": _add_partitions,
+    "delete_topic": _delete_topic,
+    "reassign_partitions": _reassign_partitions,
+    "elect_leaders": _elect_leaders,
 }

@@ -240,6 +240,19 @@ def _check_object(command: str, f: Field, value: Any) -> None:
         raise _fail(command, f, value)
 
 
+def _check_plan(command: str, f: Field, value: Any) -> dict:
+    """A reassignment plan's shape, {"version": 1, "partitions": [...]} with at most `max_length`
+    partitions; what each entry names is checked when the step runs."""
+    if not isinstance(value, dict) or not isinstance(value.get("partitions"), list) \
+            or len(value["partitions"]) > f.max_length:
+        raise _fail(command, f, value)
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        raise _fail_inside(command, f, "it holds a value JSON cannot carry (NaN, Infinity)") from None
+    return value
+
+
 def _check_assignors(command: str, f: Field, value: Any) -> str:
     """One assignor or a comma-separated list, as partition.assignment.strategy takes them."""
     names = [n.strip() for n in value.split(",")] if isinstance(value, str) and len(value) <= 1000 else [""]
@@ -252,8 +265,9 @@ _CHECKS: dict[str, Callable[[str, Field, Any], Any]] = {
     "whole": _check_whole, "flag": _check_flag, "text": _check_text, "topic": _check_topic,
     "choice": _check_choice, "list": _check_list, "config": _check_config, "match": _check_match,
     "offsets": _check_offsets, "node": _check_node, "regex": _check_regex, "assignors": _check_assignors,
+    "plan": _check_plan,
 }
-_CONTAINERS = frozenset({"list", "config", "match", "offsets"})
+_CONTAINERS = frozenset({"list", "config", "match", "offsets", "plan"})
 
 
 def describe(f: Field) -> str:
@@ -291,6 +305,9 @@ def _describe_kind(f: Field) -> str:
                 f"\"producer-p1\" or \"consumer-c1\"")
     if kind == "regex":
         return f"a regular expression of 1 to {f.max_length} characters"
+    if kind == "plan":
+        return (f"a reassignment plan like {{\"version\": 1, \"partitions\": [{{\"topic\": \"t\", \"partition\": 0, "
+                f"\"replicas\": [1, 2, 3]}}]}} (at most {f.max_length} partitions)")
     if kind == "assignors":
         return "an assignor (" + ", ".join(sorted(ASSIGNORS)) + ") or a comma-separated list of them"
     raise AssertionError(f"no description for kind {kind!r}")
@@ -425,6 +442,18 @@ SCHEMAS: dict[str, StepSchema] = {
     "consumer_crash": StepSchema((MEMBER,)),
     "consumer_leave": StepSchema((MEMBER,)),
     "add_partitions": StepSchema((TOPIC, _whole("count", 1, MAX_PARTITIONS, required=True))),
+    "delete_topic": StepSchema((TOPIC,)),
+    # The plan's fields (topics, partitions, brokers) are checked against the cluster when the step
+    # runs (engine/replication/reassignment.py), naming the field: "partitions[0].replicas".
+    "reassign_partitions": StepSchema((Field("plan", "plan", required=True, max_length=MAX_PARTITIONS),
+                                       Field("wait", "flag"))),
+    "elect_leaders": StepSchema((
+        Field("election_type", "choice", choices=("preferred",)),
+        Field("topic", "topic", kafka_error=Errors.INVALID_TOPIC_EXCEPTION), _whole("partition", 0, MAX_PARTITIONS - 1),
+        Field("all_topic_partitions", "choice", choices=(True,)),
+    ), one_of=(("topic", "all_topic_partitions"),),
+       needs=(("topic", "partition", "kafka-leader-election names one partition: --topic with --partition"),
+              ("partition", "topic", "a partition of which topic"))),
 }
 
 
