@@ -46,6 +46,7 @@ from engine import events as ev
 from engine.broker import list_offsets
 from engine.broker.auto_topic_creation import ensure_offsets_topic
 from engine.broker.producer_ids import ProducerIdManager
+from engine.broker.replica_selector import ReplicaView, preferred_read_replica
 from engine.common.errors import Errors
 from engine.common.topics import is_internal
 from engine.groups.coordinator import GroupCoordinator, request_handlers, response_summary
@@ -129,6 +130,8 @@ class Broker:
         self.config = config
         self.cluster_config = cluster_config
         self.topic_defaults = dict(topic_defaults or {})
+        # Its broker.rack (None: none), given per broker in the cluster's config (ClusterConfig.broker_racks).
+        self.rack: str | None = cluster_config.rack_of(broker_id)
         self.data_dir = os.path.join(world.data_dir, self.node)
         self._scheduler = world.scheduler
         # Its process on the network: down until start(), a new incarnation at each start.
@@ -238,8 +241,10 @@ class Broker:
         runs for controller."""
         old = self.session
         self.session = self.store.open_session(self.id)
-        zk.register_broker(self.store, self.id, {"host": self.node, "incarnation": self.incarnation},
-                           self.session, old)
+        registration: dict[str, Any] = {"host": self.node, "incarnation": self.incarnation}
+        if self.rack is not None:
+            registration["rack"] = self.rack     # broker.rack, as Kafka's BrokerInfo carries it
+        zk.register_broker(self.store, self.id, registration, self.session, old)
         self._schedule_controller_attempt()
 
     def _load_partitions(self, clean_shutdown: bool) -> list[dict]:
@@ -504,7 +509,8 @@ class Broker:
     # -- Fetch (leader side) ----------------------------------------------------------------
     def _handle_fetch(self, src: str, request: FetchRequest, respond) -> None:
         datas = self._read_for_fetch(request, update_followers=True)
-        has_data = any(d.records or d.error != Errors.NONE for d in datas)
+        # A preferred read replica is answered at once too (ReplicaManager.fetchMessages, KIP-392).
+        has_data = any(d.records or d.error != Errors.NONE or d.preferred_read_replica >= 0 for d in datas)
         if has_data or request.max_wait_ms <= 0:
             self._respond_fetch(datas, respond)
             return
@@ -517,7 +523,7 @@ class Broker:
         out = []
         for fp in request.partitions:
             partition = self.partitions.get((fp.topic, fp.partition))
-            if partition is None or partition.role != "leader":
+            if partition is None or (partition.role != "leader" and not _follower_may_serve(partition, request)):
                 error = Errors.NOT_LEADER_OR_FOLLOWER if partition is not None else \
                     self._missing_partition_error(fp.topic, fp.partition)
                 out.append(FetchPartitionData(fp.topic, fp.partition, error))
@@ -528,12 +534,20 @@ class Broker:
                 out.append(FetchPartitionData(fp.topic, fp.partition, error))
                 continue
             log = partition.log
+            preferred = self._preferred_read_replica(partition, request, fp.fetch_offset)
+            if preferred >= 0:   # the read is skipped: the consumer is told where to read instead
+                out.append(FetchPartitionData(fp.topic, fp.partition, Errors.NONE, partition.high_watermark,
+                                              log.log_start_offset, log.log_end_offset,
+                                              preferred_read_replica=preferred))
+                continue
             if fp.fetch_offset < log.log_start_offset or fp.fetch_offset > log.log_end_offset:
                 out.append(FetchPartitionData(fp.topic, fp.partition, Errors.OFFSET_OUT_OF_RANGE,
                                               partition.high_watermark, log.log_start_offset, log.log_end_offset))
                 continue
             # Kafka reads first, then updates the follower's state: the HW in this answer is the
             # one from before this fetch moved it, which is why HW reaches followers a fetch late.
+            # A consumer reads below the HW of the replica it asks — a follower's own HW, which
+            # trails the leader's by a fetch (Partition.fetchRecords, FetchIsolation.HIGH_WATERMARK).
             max_offset = None if request.replica_id >= 0 else partition.high_watermark
             data = log.read_batches(fp.fetch_offset, fp.partition_max_bytes, max_offset=max_offset)
             out.append(FetchPartitionData(fp.topic, fp.partition, Errors.NONE, partition.high_watermark,
@@ -541,6 +555,31 @@ class Broker:
             if update_followers and request.replica_id >= 0:
                 partition.on_follower_fetch(request.replica_id, fp.fetch_offset)
         return out
+
+    def _preferred_read_replica(self, partition: Partition, request: FetchRequest, fetch_offset: int) -> int:
+        """ReplicaManager.findPreferredReadReplica: for a consumer's fetch with client metadata to this
+        leader, the replica its replica.selector.class prefers, or -1 (the leader itself, or no
+        selector). Candidates: the ISR followers whose log holds the fetch offset (as the leader learnt
+        from their last fetch) and that are registered (a broker without an endpoint cannot be chosen)."""
+        selector = self.config.replica_selector_class
+        if selector is None or partition.role != "leader" or request.replica_id >= 0 or request.rack_id is None:
+            return -1
+        racks = zk.broker_racks(self.store)
+        now = self.now_ms
+        followers = [ReplicaView(r, racks.get(r), state.log_end_offset, now - state.last_caught_up_ms)
+                     for r, state in sorted(partition.followers.items())
+                     if r in partition.isr and state.log_end_offset >= fetch_offset and self.is_broker_registered(r)]
+        leader = ReplicaView(self.id, self.rack, partition.log_end_offset, 0)
+        return preferred_read_replica(selector, request.rack_id, leader, followers)
+
+    def complete_delayed_follower_reads(self, topic: str, partition: int) -> None:
+        """This follower's HW moved: answer the consumers' fetches parked on it (ReplicaFetcherThread
+        .completeDelayedFetchRequests). Only fetches with client metadata can be parked on a follower."""
+        for delayed in list(self._delayed_fetches):
+            if delayed.request.rack_id is not None and delayed.request.replica_id < 0 and \
+                    any(fp.topic == topic and fp.partition == partition for fp in delayed.request.partitions):
+                self.cancel(delayed.timer)
+                self._complete_delayed(delayed)
 
     def _missing_partition_error(self, topic: str, partition: int) -> Errors:
         """A partition this broker does not host (ReplicaManager.getPartitionOrError): NOT_LEADER_OR_FOLLOWER
@@ -551,7 +590,9 @@ class Broker:
 
     def _respond_fetch(self, datas: list[FetchPartitionData], respond) -> None:
         summary = {"partitions": [{"topic": d.topic, "partition": d.partition, "error": d.error,
-                                   "high_watermark": d.high_watermark, "bytes": len(d.records)} for d in datas]}
+                                   "high_watermark": d.high_watermark, "bytes": len(d.records),
+                                   **({"preferred_read_replica": d.preferred_read_replica}
+                                      if d.preferred_read_replica >= 0 else {})} for d in datas]}
         respond(FetchResponse(datas), summary, foreground=any(d.records for d in datas))
 
     def _complete_delayed(self, delayed: DelayedFetch) -> None:
