@@ -46,6 +46,10 @@ class MetadataLog:
         self.epochs = LeaderEpochCache(log_dir, fsync=fsync)
         # LogLoader: epochs that start at or past the recovered log end describe nothing on disk.
         self.epochs.truncate_from_end(self.log.log_end_offset)
+        # KafkaMetadataLog opens its log with recovery point 0 (everything is validated). What
+        # recovery kept is on disk now (a voter flushed it before acknowledging it), so it is
+        # marked flushed at once: a power loss later in this incarnation loses only newer bytes.
+        self.log.flush()
 
     # -- state ------------------------------------------------------------------------------
     @property
