@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from itertools import chain
+from typing import Any
 
 from engine import events as ev
 from engine.broker.auto_topic_creation import ensure_offsets_topic
@@ -36,9 +38,13 @@ from engine.common.errors import Errors, KafkaError
 from engine.common.topics import TopicExistsError, UnknownTopicError, check_collision, is_internal, validate_topic_name
 from engine.config import BrokerConfig as BrokerConfig  # engine.config's, also importable from here
 from engine.config import ClusterConfig as ClusterConfig
-from engine.config import check_topic_config, split_config
+from engine.config import check_topic_config, quorum_voters, split_config
+from engine.broker.controller_server import ControllerServer
+from engine.controller.messages import CreatePartitionsRequest
+from engine.metadata.image import MetadataImage
 from engine.metadata import zk
 from engine.metadata.store import MetadataStore, NodeExistsError
+from engine.metadata.view import MetadataReader, Topics, ZkMetadata
 from engine.metadata.zk import TopicInfo, partition_path
 from engine.network import Network
 from engine.node import EPOCH_MS, World
@@ -75,7 +81,7 @@ class Cluster:
     def __init__(self, brokers: int = 3, data_dir: str = "lab-data", seed: int = 0, *,
                  config: dict | None = None, truncation: str | None = None,
                  on_event: Callable[[ev.Event], None] | None = None,
-                 restore: Callable[[Cluster], None] | None = None) -> None:
+                 restore: Callable[[Cluster], None] | None = None, metadata: str | None = None) -> None:
         """`on_event` sees every event from the start (the brokers' start-up, the first controller).
         `restore` puts back a saved cluster's metadata before its brokers start (engine.persistence)."""
         if not 1 <= brokers <= MAX_BROKERS:
@@ -83,6 +89,8 @@ class Cluster:
         cfg = dict(config or {})
         if truncation is not None:
             cfg["truncation"] = truncation
+        if metadata is not None:
+            cfg["metadata"] = metadata
         self.broker_config, self.cluster_config, self.topic_defaults = split_config(cfg, brokers=brokers)
         if self.cluster_config.truncation not in TRUNCATION_MODES:
             raise ClusterError(f"truncation must be one of {', '.join(TRUNCATION_MODES)}")
@@ -102,8 +110,16 @@ class Cluster:
         self.world = World(self.scheduler, self.network, self.bus, self.random, self.data_dir,
                            fsync=self.cluster_config.fsync, epoch_ms=EPOCH_MS)
         self.store = MetadataStore(self.scheduler)
-        # The topic registry is the store's (engine/metadata/zk.py): this is a read-through view of it.
-        self.topics = zk.Topics(self.store)
+        self.kraft = self.cluster_config.metadata == "kraft"
+        if self.kraft:
+            try:
+                voters = quorum_voters(self.cluster_config, brokers)
+            except InvalidConfigError as error:
+                raise ClusterError(str(error), Errors.INVALID_CONFIG) from None
+            self.cluster_config = replace(self.cluster_config, voters=voters)
+        # What the facade reads: ZooKeeper's znodes, or in KRaft the active controller's committed image.
+        self.metadata: MetadataReader = _ActiveControllerImage(self) if self.kraft else ZkMetadata(self.store)
+        self.topics = Topics(self.metadata)
         self._deleted_names: dict[str, int] = {}   # topic name -> times deleted (a new id when it comes back)
         self.producers: dict[str, Producer] = {}
         self.consumers: dict[str, Consumer] = {}
@@ -117,8 +133,16 @@ class Cluster:
         for broker_id in range(1, brokers + 1):   # each attaches to the network and watches the store
             self.brokers[broker_id] = Broker(self.world, broker_id, self.store, self.broker_config,
                                              self.cluster_config, self.topic_defaults)
+        # KRaft with dedicated controllers (process.roles=controller): nodes of their own, started first.
+        self.controller_nodes: dict[int, ControllerServer] = {}
+        if self.kraft and self.cluster_config.controller_mode == "dedicated":
+            for node_id in self.cluster_config.voters:
+                self.controller_nodes[node_id] = ControllerServer(self.world, node_id, self.cluster_config.voters,
+                                                                  self.cluster_config.quorum, self.broker_config)
         if restore is not None:
             restore(self)
+        for server in self.controller_nodes.values():
+            server.start()
         for broker in self.brokers.values():
             broker.start()
         self.run_until_idle()
@@ -158,8 +182,10 @@ class Cluster:
     def is_idle(self) -> bool:
         if self.scheduler.has_foreground_work() or self.controller is None:
             return False
+        if self.kraft and not self._metadata_propagated():
+            return False
         for key in self.all_partitions():
-            state = self.store.peek(partition_path(*key))   # read only: decoded once per version
+            state = self.metadata.partition_state(*key)   # read only: decoded once per version
             if state is None or state["leader"] < 0:
                 continue
             leader = state["leader"]
@@ -198,20 +224,43 @@ class Cluster:
     # Brokers register and elect the controller themselves (Broker.start, Broker._on_controller_change);
     # these read the outcome.
     @property
-    def controller(self) -> Controller | None:
-        """The controller, held by its broker from its election until `/controller` goes away."""
+    def controller(self) -> Any:
+        """The controller: in ZooKeeper mode held by its broker from its election until `/controller`
+        goes away; in KRaft the active QuorumController (the Raft leader's, once it has caught up)."""
+        if self.kraft:
+            return next((c for c in self.quorum_controllers() if c.is_active()), None)
         return next((b.controller for b in self.brokers.values() if b.controller is not None), None)
 
+    def quorum_controllers(self) -> list[Any]:
+        """KRaft: every controller node's QuorumController, by node id."""
+        combined = [b.kraft.controller for _, b in sorted(self.brokers.items())
+                    if b.kraft is not None and b.kraft.controller is not None]
+        return combined + [s.controller for _, s in sorted(self.controller_nodes.items()) if s.controller is not None]
+
+    def _metadata_propagated(self) -> bool:
+        """KRaft: every running, registered broker has replayed the metadata the active controller committed."""
+        active = self.controller
+        for broker in self.brokers.values():
+            if not broker.alive or broker.kraft is None:
+                continue
+            leader = broker.kraft.voters.get(active.node_id)
+            if leader is not None and self.network.is_cut(broker.node, leader):
+                continue
+            if broker.id not in active.committed.registrations() or broker.kraft.image.offset < active.committed.offset:
+                return False      # not registered and unfenced yet, or behind the committed metadata
+        return True
+
     def registrations(self) -> dict[int, int]:
-        """Live broker id -> the incarnation it registered with (its `/brokers/ids` node)."""
-        return zk.registrations(self.store)
+        """Live broker id -> the incarnation it registered with (its `/brokers/ids` node); in KRaft,
+        registered and unfenced brokers -> their broker epoch."""
+        return self.metadata.registrations()
 
     @property
     def controller_epoch(self) -> int:
-        return zk.controller_epoch(self.store)
+        return self.metadata.controller_epoch()
 
     def controller_id(self) -> int:
-        return zk.controller_id(self.store)
+        return self.metadata.controller_id()
 
     # -- topics -----------------------------------------------------------------------------
     def create_topic(self, topic: str, partitions: int = 1, replication_factor: int = 1, *,
@@ -239,12 +288,18 @@ class Cluster:
             self.run_until_idle()
         if self.controller is None:
             raise ClusterError("There is no controller: no broker is alive", Errors.NOT_CONTROLLER)
-        # The controller hears of it at once, announces it and creates its partitions (Controller.on_topic_change).
         # A name used again after a deletion gets a new id (Kafka's are random UUIDs); a name's first
         # use keeps the stream it always had.
         reuse = self._deleted_names.get(topic, 0)
         topic_id = zk.new_topic_id(self.random.fork(f"topic-id/{topic}" + (f"#{reuse}" if reuse else "")))
-        zk.create_topic(self.store, topic, assignment, merged, topic_id)
+        if self.kraft:
+            # CreateTopics at the active controller: its records commit, then brokers replay them.
+            refused, message = self.controller.create_topic(topic, assignment, merged, topic_id)
+            if refused != Errors.NONE:
+                raise ClusterError(message, refused)
+        else:
+            # The controller hears of it at once, announces it and creates its partitions (Controller.on_topic_change).
+            zk.create_topic(self.store, topic, assignment, merged, topic_id)
         if wait:
             self._wait_for_leaders(topic)
         return self.describe_topic(topic)
@@ -264,12 +319,19 @@ class Cluster:
         try:
             added = assign_replicas(live, count - info.partitions, info.replication_factor, self._assign_rng,
                                     start_index=start_index, start_partition_id=info.partitions,
-                                    racks=zk.broker_racks(self.store))
+                                    racks=self.metadata.broker_racks())
         except ValueError as error:
             raise ClusterError(str(error), getattr(error, "kafka_name", Errors.INVALID_REQUEST)) from None
-        zk.add_partitions(self.store, topic, added)   # the controller creates them (Controller.on_topic_change)
+        if self.kraft:
+            answers: list = []
+            self.controller._handle_create_partitions("admin", CreatePartitionsRequest(topic, added),
+                                                      lambda answer, summary=None: answers.append(answer))
+            if answers and answers[0].error != Errors.NONE:
+                raise ClusterError(f"Cannot add partitions to '{topic}'", answers[0].error)
+        else:
+            zk.add_partitions(self.store, topic, added)   # the controller creates them (Controller.on_topic_change)
         if wait:
-            self._wait_for_leaders(topic)
+            self._wait_for_leaders(topic, count)
         return self.describe_topic(topic)
 
     def _assignment(self, partitions: int, replication_factor: int,
@@ -278,14 +340,19 @@ class Cluster:
             if replica_assignment is not None:
                 return check_replica_assignment(replica_assignment, self.brokers)
             return assign_replicas(sorted(self.registrations()), partitions, replication_factor, self._assign_rng,
-                                   racks=zk.broker_racks(self.store))
+                                   racks=self.metadata.broker_racks())
         except ValueError as error:
             raise ClusterError(str(error), getattr(error, "kafka_name", Errors.INVALID_REQUEST)) from None
 
-    def _wait_for_leaders(self, topic: str) -> None:
+    def _wait_for_leaders(self, topic: str, partitions: int = 1) -> None:
+        """Run until the topic's first `partitions` (at least) have committed and their leaders lead
+        (in KRaft the records commit, then brokers replay them, a few network trips later)."""
         def ready() -> bool:
-            for p in range(self.topics[topic].partitions):
-                state = self.store.peek(partition_path(topic, p))
+            info = self.topics.get(topic)
+            if info is None or info.partitions < partitions:
+                return False
+            for p in range(info.partitions):
+                state = self.metadata.partition_state(topic, p)
                 if state is None or state["leader"] < 0:
                     continue
                 part = self.brokers[state["leader"]].partitions.get((topic, p))
@@ -427,13 +494,17 @@ class Cluster:
         min(`offsets.topic.replication.factor`, live brokers), compacted, 100 MiB segments.
         Returns True when the topic already existed (False: just created, or no controller yet).
         Safe to call from inside a request handler: it never runs the scheduler."""
-        return ensure_offsets_topic(self.world, self.store, self.broker_config, self.topic_defaults)
+        creator = next((b for b in self.brokers.values() if b.alive), None)
+        if creator is None:
+            return False
+        return ensure_offsets_topic(self.world, self.metadata, self.broker_config, self.topic_defaults,
+                                    creator.create_topic)
 
     def describe_topic(self, topic: str) -> dict:
         info = self._topic(topic)
         parts = []
         for p in range(info.partitions):
-            state = self.store.get(partition_path(topic, p))[0]
+            state = self.partition_state(topic, p)
             parts.append({"partition": p, "leader": state["leader"], "leader_epoch": state["leader_epoch"],
                           "replicas": state["replicas"], "isr": state["isr"]})
         return {"topic": topic, "partitions": parts, "replication_factor": info.replication_factor,
@@ -454,7 +525,11 @@ class Cluster:
 
     def partition_state(self, topic: str, partition: int) -> dict:
         self._topic(topic)
-        return self.store.get(partition_path(topic, partition))[0]
+        state = self.metadata.partition_state(topic, partition)
+        if state is None:
+            raise ClusterError(f"Partition {partition} of topic '{topic}' does not exist",
+                               Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        return state
 
     def leader_of(self, topic: str, partition: int) -> int:
         return self.partition_state(topic, partition)["leader"]
@@ -493,7 +568,7 @@ class Cluster:
 
     def _available_partitions(self, topic: str, partitions: int) -> list[int]:
         """Partitions with a leader, in partition order (Cluster.availablePartitionsForTopic)."""
-        return [p for p in range(partitions) if self.store.get(partition_path(topic, p))[0]["leader"] >= 0]
+        return [p for p in range(partitions) if self.partition_state(topic, p)["leader"] >= 0]
 
     def read(self, topic: str, partition: int, offset: int = 0, max_records: int = 1000) -> list[rb.Record]:
         """Committed records (below the leader's HW), as a consumer sees them."""
@@ -535,6 +610,8 @@ class Cluster:
             raise ClusterError(f"A broker crashes by 'process' (written data survives) or 'power' "
                                f"(unflushed data is lost), not {mode!r}", Errors.INVALID_REQUEST)
         broker.crash(mode)
+        if self.kraft:
+            return self.bus.drain()     # no ZooKeeper session: the controller fences it when its heartbeats stop
         session = broker.session
         self._session_expiry[broker_id] = self.scheduler.schedule(
             self.broker_config.zookeeper_session_timeout_ms, lambda: self._expire_session(broker_id, session),
@@ -556,10 +633,40 @@ class Cluster:
         return self.bus.drain()
 
     def kill_controller(self, mode: str = "process") -> list[ev.Event]:
+        """Crash the controller: ZooKeeper mode's controller broker, or KRaft's active controller (its
+        broker in combined mode, its controller node when dedicated)."""
         controller = self.controller_id()
+        if self.kraft:
+            active = self.controller
+            controller = active.node_id if active is not None else -1
         if controller < 0:
             raise ClusterError("There is no controller to kill", Errors.NOT_CONTROLLER)
+        if controller in self.controller_nodes:
+            return self.kill_controller_node(controller)
         return self.kill_broker(controller, mode)
+
+    def kill_controller_node(self, node_id: int) -> list[ev.Event]:
+        """Crash a dedicated KRaft controller node (its metadata log survives on its disk)."""
+        server = self._controller_node(node_id)
+        if not server.alive:
+            raise ClusterError(f"Controller {node_id} is already down", Errors.BROKER_NOT_AVAILABLE)
+        server.crash()
+        return self.bus.drain()
+
+    def restart_controller_node(self, node_id: int) -> list[ev.Event]:
+        server = self._controller_node(node_id)
+        if server.alive:
+            raise ClusterError(f"Controller {node_id} is already running", Errors.INVALID_REQUEST)
+        server.start(restarted=True)
+        return self.bus.drain()
+
+    def _controller_node(self, node_id: int) -> ControllerServer:
+        server = self.controller_nodes.get(node_id)
+        if server is None:
+            raise ClusterError(f"There is no controller node {node_id} (controller nodes: "
+                               f"{sorted(self.controller_nodes) or 'none: this cluster runs none of its own'})",
+                               Errors.BROKER_NOT_AVAILABLE)
+        return server
 
     def pause_fetcher(self, broker_id: int) -> list[ev.Event]:
         self._live_broker(broker_id).pause_fetchers()
@@ -594,6 +701,8 @@ class Cluster:
             if not self.network.has_node(node):
                 raise ClusterError(f"There is no node called {node!r}", Errors.INVALID_REQUEST)
             return node
+        if int(node) in self.controller_nodes:
+            return self.controller_nodes[int(node)].node
         return self._broker(int(node)).node
 
     def slow_broker(self, broker_id: int, delay_ms: int) -> list[ev.Event]:
@@ -622,6 +731,33 @@ class Cluster:
         """Shut every live broker down cleanly (checkpoints written, logs flushed)."""
         for broker in self.brokers.values():
             broker.shutdown()
+        for server in self.controller_nodes.values():
+            server.shutdown()
+
+
+class _ActiveControllerImage:
+    """KRaft: the metadata as the facade reads it, the committed image of the active controller (or,
+    with none active, of the controller that has committed the most): what the cluster has agreed on."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+
+    def _image(self) -> Any:
+        controllers = self._cluster.quorum_controllers()
+        if not controllers:
+            return MetadataImage()
+        active = next((c for c in controllers if c.is_active()), None)
+        if active is None:
+            active = max(controllers, key=lambda c: (c.committed.offset, -c.node_id))
+        return active.committed
+
+    @property
+    def version(self) -> int:
+        image = self._image()
+        return image.changes * 1000 + image.leader[1] % 1000
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._image(), name)
 
 
 def _ids(*nodes: int | str) -> list[int]:

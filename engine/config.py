@@ -11,12 +11,14 @@ to the field's type, since JSON files and forms give text.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from engine.broker.replica_selector import selector_class
 from engine.common.config_values import field_kind, parse_config_value
 from engine.metadata.zk import NOT_LOG_CONFIGS
+from engine.raft.config import KEYS as QUORUM_KEYS
+from engine.raft.config import QuorumConfig
 from engine.storage.errors import InvalidConfigError
 from engine.storage.log_config import LogConfig
 
@@ -46,6 +48,10 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1800000
+    # KRaft mode (KRaftConfigs): a broker heartbeats its controller; missing them for the session
+    # time-out fences it.
+    broker_heartbeat_interval_ms: int = 2000
+    broker_session_timeout_ms: int = 9000
     # Follower fetching (KIP-392): None, Kafka's default, lets consumers read from leaders only
     # (engine/broker/replica_selector.py; an alias such as "rack-aware" is turned into the class name).
     replica_selector_class: str | None = None
@@ -68,6 +74,16 @@ class ClusterConfig:
     network_min_delay_ms: int = 1
     network_max_delay_ms: int = 3
     network_loss_rate: float = 0.0
+    # Where the cluster's metadata lives: "zookeeper" (the notes' Kafka; the engine's default, so
+    # every scenario written before KRaft keeps its mode) or "kraft" (Kafka 4's only mode; the lab's
+    # default for new sessions). In KRaft mode the controllers are the first `controller.count`
+    # brokers (`controller.mode` "combined": process.roles=broker,controller) or as many nodes of
+    # their own ("dedicated", ids 101, 102, 103: process.roles=controller).
+    metadata: str = "zookeeper"
+    controller_mode: str = "combined"
+    controller_count: int = 0          # 0: 3 voters when the cluster has 3 brokers or more, else 1
+    quorum: QuorumConfig = field(default_factory=QuorumConfig)
+    voters: dict = field(default_factory=dict)     # KRaft: voter id -> node name (set by the facade)
     # Each broker's `broker.rack` (a per-broker setting in Kafka; one cluster config here): (broker id,
     # rack) pairs, sorted; brokers not named have no rack. Empty: no racks, placement rack-unaware.
     broker_racks: tuple[tuple[int, str], ...] = ()
@@ -80,14 +96,16 @@ def split_config(config: dict | None, *, brokers: int | None = None) -> tuple[Br
     """Sort a flat config dict into broker settings, lab settings and topic defaults. `brokers`, when
     given, is the cluster's broker count: `broker.rack` may only name brokers 1 to `brokers`."""
     broker_fields = {f.name for f in fields(BrokerConfig)}
-    broker, lab, topic = {}, {}, {}
+    broker, lab, topic, quorum = {}, {}, {}, {}
     racks: tuple[tuple[int, str], ...] = ()
     for key, value in (config or {}).items():
         name = key.replace(".", "_")
         if key == "broker.rack":
             racks = parse_broker_racks(value, brokers)
-        elif key.startswith("network.") or key in ("truncation", "fsync"):
+        elif key.startswith("network.") or key in LAB_KEYS:
             lab[name] = value
+        elif key in QUORUM_KEYS:
+            quorum[key] = value
         elif name in broker_fields and key not in NOT_LOG_CONFIGS:
             broker[name] = value
         elif key in TOPIC_LEVEL_KEYS:
@@ -103,7 +121,36 @@ def split_config(config: dict | None, *, brokers: int | None = None) -> tuple[Br
     if broker_config.replica_selector_class is not None:
         broker_config = replace(broker_config,
                                 replica_selector_class=selector_class(broker_config.replica_selector_class))
-    return broker_config, ClusterConfig(**_typed(ClusterConfig, lab), broker_racks=racks), topic
+    cluster = ClusterConfig(**_typed(ClusterConfig, lab), broker_racks=racks, quorum=QuorumConfig.from_dict(quorum))
+    check_metadata_mode(cluster)
+    return broker_config, cluster, topic
+
+
+METADATA_MODES = ("zookeeper", "kraft")
+CONTROLLER_MODES = ("combined", "dedicated")
+LAB_KEYS = ("truncation", "fsync", "metadata", "controller.mode", "controller.count")
+DEDICATED_CONTROLLER_BASE = 100       # dedicated controllers are nodes 101, 102, 103
+
+
+def check_metadata_mode(cluster: ClusterConfig) -> None:
+    """`metadata`, `controller.mode` and `controller.count`, each checked by name."""
+    if cluster.metadata not in METADATA_MODES:
+        raise InvalidConfigError(f"metadata must be one of {', '.join(METADATA_MODES)}, not {cluster.metadata!r}")
+    if cluster.controller_mode not in CONTROLLER_MODES:
+        raise InvalidConfigError(f"controller.mode must be one of {', '.join(CONTROLLER_MODES)}, "
+                                 f"not {cluster.controller_mode!r}")
+    if cluster.controller_count not in (0, 1, 3):
+        raise InvalidConfigError(f"controller.count must be 1 or 3 (0: the lab picks), not {cluster.controller_count!r}")
+
+
+def quorum_voters(cluster: ClusterConfig, brokers: int) -> dict[int, str]:
+    """KRaft's voters (controller.quorum.voters): id -> node name. Combined mode: the first brokers."""
+    count = cluster.controller_count or (3 if brokers >= 3 else 1)
+    if cluster.controller_mode == "combined":
+        if count > brokers:
+            raise InvalidConfigError(f"controller.count {count} needs as many brokers in combined mode, not {brokers}")
+        return {b: f"broker-{b}" for b in range(1, count + 1)}
+    return {DEDICATED_CONTROLLER_BASE + i: f"controller-{DEDICATED_CONTROLLER_BASE + i}" for i in range(1, count + 1)}
 
 
 def parse_broker_racks(value: Any, brokers: int | None = None) -> tuple[tuple[int, str], ...]:

@@ -700,6 +700,70 @@ EVENT_TYPES.update(_by_kind([
     PreferredReadReplicaChanged]))
 
 
+# -- KRaft's quorum controller (engine/controller/quorum_controller.py) --------------------------------
+@dataclass(kw_only=True)
+class QuorumControllerActivated(Event):
+    """The Raft leader of the controller quorum has replayed everything before its epoch: it is the
+    active controller (QuorumController.claim)."""
+    kind: ClassVar[str] = "quorum_controller_activated"
+    node: int
+    epoch: int
+
+
+@dataclass(kw_only=True)
+class QuorumControllerRenounced(Event):
+    kind: ClassVar[str] = "quorum_controller_renounced"
+    node: int
+    reason: str
+
+
+@dataclass(kw_only=True)
+class MetadataCommitted(Event):
+    """Records of `__cluster_metadata` committed (a majority of voters has them), as Kafka's metadata
+    shell prints them: {"type": "PARTITION_CHANGE_RECORD", "version": 2, "data": {...}}."""
+    kind: ClassVar[str] = "metadata_committed"
+    node: int
+    base_offset: int
+    last_offset: int
+    epoch: int
+    records: list[dict]
+
+
+@dataclass(kw_only=True)
+class BrokerRegistered(Event):
+    """The controller accepted a broker's registration: its epoch is its RegisterBrokerRecord's offset."""
+    kind: ClassVar[str] = "broker_registered"
+    broker: int
+    broker_epoch: int
+
+
+@dataclass(kw_only=True)
+class BrokerFenced(Event):
+    kind: ClassVar[str] = "broker_fenced"
+    broker: int
+    reason: str
+
+
+@dataclass(kw_only=True)
+class BrokerUnfenced(Event):
+    kind: ClassVar[str] = "broker_unfenced"
+    broker: int
+
+
+@dataclass(kw_only=True)
+class BrokerMetadataApplied(Event):
+    """A broker replayed committed metadata records up to `offset` (its metadata offset)."""
+    kind: ClassVar[str] = "broker_metadata_applied"
+    broker: int
+    offset: int
+    partitions_changed: int
+
+
+EVENT_TYPES.update(_by_kind([
+    QuorumControllerActivated, QuorumControllerRenounced, MetadataCommitted, BrokerRegistered, BrokerFenced,
+    BrokerUnfenced, BrokerMetadataApplied]))
+
+
 # -- the KRaft metadata quorum (engine/raft): Raft elections and the __cluster_metadata log --------
 # `node` is the replica's node.id (Kafka's); epochs are Raft epochs (KIP-595).
 @dataclass(kw_only=True)
@@ -757,3 +821,20 @@ class MetadataHighWatermarkAdvanced(Event):
 EVENT_TYPES.update(_by_kind([
     RaftElectionStarted, RaftVoteCast, RaftLeaderElected, RaftLeaderResigned, RaftLogTruncated,
     MetadataHighWatermarkAdvanced]))
+
+
+@dataclass(kw_only=True)
+class ControllerNodeStarted(Event):
+    """A dedicated KRaft controller node (process.roles=controller) started."""
+    kind: ClassVar[str] = "controller_node_started"
+    node: int
+    restarted: bool = False
+
+
+@dataclass(kw_only=True)
+class ControllerNodeCrashed(Event):
+    kind: ClassVar[str] = "controller_node_crashed"
+    node: int
+
+
+EVENT_TYPES.update(_by_kind([ControllerNodeStarted, ControllerNodeCrashed]))

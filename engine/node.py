@@ -31,6 +31,7 @@ from engine.sim.scheduler import Scheduled
 
 if TYPE_CHECKING:
     from engine.metadata.store import MetadataStore
+    from engine.metadata.view import MetadataReader
 
 # Record timestamps are virtual too: the cluster's clock starts at this instant (2023-11-14).
 EPOCH_MS = 1_700_000_000_000
@@ -116,6 +117,7 @@ class BrokerContext(NodeContext, Protocol):
     config: Any                          # the broker's settings, Kafka's names (engine.config.BrokerConfig)
     cluster_config: Any                  # how the lab runs it: the truncation mode, fsync (ClusterConfig)
     store: MetadataStore                 # ZooKeeper (engine.metadata.zk reads it)
+    metadata: MetadataReader             # what it reads about topics and brokers, in either mode (metadata/view.py)
     partitions: dict[tuple[str, int], Any]   # its replicas, engine.replication.partition.Partition
     durable_offsets: dict[tuple[str, int], int]
 

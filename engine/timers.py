@@ -103,7 +103,7 @@ def _controller_moves(cluster: Cluster, broker_id: int, due: int, setting: str, 
     """What the controller will do for the dead broker's partitions when its session expires."""
     led, led_internal, followed, followed_internal = [], 0, [], 0
     for topic, p in cluster.all_partitions():
-        state = cluster.store.get_or_none(partition_path(topic, p))
+        state = cluster.metadata.partition_state(topic, p)
         if state is None or broker_id not in state["replicas"]:
             continue
         internal = topic.startswith("__")

@@ -272,7 +272,7 @@ class ModelTracker:
     # -- partitions -------------------------------------------------------------------------------
     def _partition(self, topic: str, p: int) -> dict[str, Any]:
         c = self.cluster
-        state = c.store.get(partition_path(topic, p))[0]
+        state = c.partition_state(topic, p)
         leader = state["leader"]
         leader_part = c.brokers[leader].partitions.get((topic, p)) if leader >= 0 and leader in c.brokers else None
         replica_states: dict[str, dict] = {}

@@ -164,7 +164,7 @@ class TruncationJournal:
         return broker.partitions.get((topic, p)) if broker is not None and broker.alive else None
 
     def _leader(self, topic: str, p: int) -> int:
-        state = self.cluster.store.get_or_none(partition_path(topic, p))
+        state = self.cluster.metadata.partition_state(topic, p)
         return state["leader"] if state is not None else -1
 
 

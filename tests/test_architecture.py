@@ -30,6 +30,7 @@ LAYERS: dict[str, tuple[int, tuple[str, ...]]] = {
     "node": (2, ("engine.node",)),
     "replication": (3, ("engine.replication",)),
     "raft": (3, ("engine.raft",)),                   # KRaft's consensus layer (KIP-595): storage, node, events
+    "controller": (3, ("engine.controller",)),       # KRaft's quorum controller (its Raft client is passed in)
     "groups.broker": (3, ("engine.groups.coordinator", "engine.groups.group")),
     "broker": (4, ("engine.broker",)),
     "clients": (4, ("engine.clients", "engine.produced_log")),     # produced_log: what a producer sent

@@ -12,39 +12,42 @@ It never runs the scheduler, so a request handler may call it.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from engine.common.topics import check_collision
 from engine.groups.offsets_topic import OFFSETS_TOPIC
 from engine.metadata import zk
-from engine.metadata.store import MetadataStore
+from engine.metadata.view import MetadataReader
 from engine.node import World
 from engine.replication.assignment import RackInformationError, assign_replicas
 
 OFFSETS_TOPIC_CONFIG = {"cleanup.policy": "compact", "segment.bytes": 104857600}
 
 
-def ensure_offsets_topic(world: World, store: MetadataStore, config: Any, topic_defaults: dict) -> bool:
+def ensure_offsets_topic(world: World, metadata: MetadataReader, config: Any, topic_defaults: dict,
+                         create: Callable[[str, list[list[int]], dict, str], None]) -> bool:
     """True when `__consumer_offsets` exists already; otherwise create it if there is a controller
     to create its partitions and a live broker to hold them, and return False.
 
-    `config` is the broker's BrokerConfig (offsets.topic.*), `topic_defaults` its defaults for topic configs."""
-    if zk.topic_exists(store, OFFSETS_TOPIC):
+    `config` is the broker's BrokerConfig (offsets.topic.*), `topic_defaults` its defaults for topic
+    configs; `create(name, assignment, config, topic_id)` writes the topic: its znodes in ZooKeeper
+    mode, a CreateTopics request to the active controller in KRaft (Broker.create_topic)."""
+    if metadata.topic_exists(OFFSETS_TOPIC):
         return True
-    live = sorted(zk.registrations(store))
-    if zk.controller_id(store) < 0 or not live:
+    live = sorted(metadata.registrations())
+    if metadata.controller_id() < 0 or not live:
         return False
     try:
-        check_collision(OFFSETS_TOPIC, zk.topic_names(store))
+        check_collision(OFFSETS_TOPIC, metadata.topic_names())
     except ValueError:
         return False    # a topic that collides with it exists: Kafka's validation refuses the creation
     replication_factor = min(config.offsets_topic_replication_factor, len(live))
     try:
         assignment = assign_replicas(live, config.offsets_topic_num_partitions, replication_factor,
-                                     world.stream("assignment"), racks=zk.broker_racks(store))
+                                     world.stream("assignment"), racks=metadata.broker_racks())
     except RackInformationError:
         return False    # some brokers have a rack, some not: creation fails as Kafka's (RackAwareMode.Enforced)
     merged = {**topic_defaults, **OFFSETS_TOPIC_CONFIG}
-    zk.create_topic(store, OFFSETS_TOPIC, assignment, merged,
-                    zk.new_topic_id(world.random.fork(f"topic-id/{OFFSETS_TOPIC}")))
+    create(OFFSETS_TOPIC, assignment, merged, zk.new_topic_id(world.random.fork(f"topic-id/{OFFSETS_TOPIC}")))
     return False

@@ -55,6 +55,7 @@ from engine.groups.offsets_topic import OFFSETS_TOPIC
 from engine.groups.protocol import FindCoordinatorRequest, FindCoordinatorResponse, ListOffsetsRequest
 from engine.metadata import zk
 from engine.metadata.store import MetadataStore
+from engine.metadata.view import MetadataReader, ZkMetadata
 from engine.node import Node, World
 from engine.protocol import (
     EpochEndOffset,
@@ -158,11 +159,20 @@ class Broker:
         # Its parts of the current incarnation, built again at each start (a restart forgets them).
         self.groups = GroupCoordinator(self)
         self.producer_ids = ProducerIdManager(self)
+        # KRaft mode (cluster_config.metadata): its metadata log, image, registration and, in combined
+        # mode, its controller (engine/broker/kraft_metadata.py); ZooKeeper mode: the store's znodes.
+        self.kraft: Any = None
+        self.metadata: MetadataReader = ZkMetadata(store)
+        if getattr(cluster_config, "metadata", "zookeeper") == "kraft":
+            from engine.broker.kraft_metadata import KRaftBrokerMetadata
+            voters = cluster_config.voters
+            self.kraft = KRaftBrokerMetadata(self, voters, cluster_config.quorum, is_controller=broker_id in voters)
         self.handlers: dict[type, RequestHandler] = self._request_handlers()
-        store.watch(zk.CONTROLLER_PATH, self._on_controller_change)
-        store.watch(zk.BROKER_IDS_PATH, self._on_brokers_change)
-        store.watch(zk.TOPICS_PATH, self._on_topic_change, at_once=True)
-        store.watch(zk.ADMIN_PATH, self._on_admin_change)
+        if self.kraft is None:
+            store.watch(zk.CONTROLLER_PATH, self._on_controller_change)
+            store.watch(zk.BROKER_IDS_PATH, self._on_brokers_change)
+            store.watch(zk.TOPICS_PATH, self._on_topic_change, at_once=True)
+            store.watch(zk.ADMIN_PATH, self._on_admin_change)
         os.makedirs(self.data_dir, exist_ok=True)
 
     def _request_handlers(self) -> dict[type, RequestHandler]:
@@ -176,6 +186,7 @@ class Broker:
                 MetadataRequest: self._handle_metadata,
                 FindCoordinatorRequest: self._handle_find_coordinator,
                 InitProducerIdRequest: self.producer_ids.handle,
+                **(self.kraft.request_handlers() if self.kraft is not None else {}),
                 **request_handlers(self.groups)}
 
     # -- the world, as its parts see it (engine.node.BrokerContext) -----------------------------
@@ -216,6 +227,9 @@ class Broker:
         return self.world.stream(name)
 
     def is_broker_registered(self, broker_id: int) -> bool:
+        """ZooKeeper mode: its `/brokers/ids` node exists; KRaft: registered and unfenced in this broker's image."""
+        if self.kraft is not None:
+            return broker_id in self.metadata.registrations()
         return self.store.exists(zk.broker_path(broker_id))
 
     # -- life cycle -------------------------------------------------------------------------
@@ -226,14 +240,19 @@ class Broker:
         self.fetchers_paused = False
         self.controller_epoch_seen = 0
         self.groups = GroupCoordinator(self)
-        self.producer_ids = ProducerIdManager(self)
+        self.producer_ids = ProducerIdManager(self, self.kraft.allocate_producer_ids if self.kraft else None)
         self.handlers = self._request_handlers()
         clean = os.path.exists(os.path.join(self.data_dir, CLEAN_SHUTDOWN_FILE))
         if clean:
             os.remove(os.path.join(self.data_dir, CLEAN_SHUTDOWN_FILE))
         recovered = self._load_partitions(clean)
         self.publish(ev.BrokerStarted(broker=self.id, restarted=restarted, recovered_partitions=recovered))
-        self._register()
+        if self.kraft is not None:
+            self.kraft.start()
+            self.metadata = self.kraft.image
+            self.handlers = self._request_handlers()
+        else:
+            self._register()
         self._start_timers()
 
     def _register(self) -> None:
@@ -258,8 +277,8 @@ class Broker:
             if not match or not os.path.isdir(os.path.join(self.data_dir, name)):
                 continue
             key = (match.group(1), int(match.group(2)))
-            if not zk.topic_exists(self.store, key[0]):
-                continue
+            if self.kraft is None and not zk.topic_exists(self.store, key[0]):
+                continue    # (KRaft: the image is empty until the metadata log replays; every log loads)
             report: list[object] = []
             partition = self._open_partition(
                 key, recovery_point=recovery.get(key, 0) if clean_shutdown or key in recovery else None,
@@ -274,7 +293,7 @@ class Broker:
                         log_start_offset: int | None = None, high_watermark: int = 0,
                         on_recovery: Callable[[object], None] | None = None) -> Partition:
         topic, p = key
-        topic_config = zk.topic_config(self.store, topic)
+        topic_config = self.metadata.topic_config(topic)
         path = os.path.join(self.data_dir, f"{topic}-{p}")
 
         def listener(event: object) -> None:
@@ -319,6 +338,8 @@ class Broker:
         if mode not in ("process", "power"):
             raise ValueError(f"crash mode must be 'process' or 'power', not {mode!r}")
         self.process.go_down()
+        if self.kraft is not None:
+            self.kraft.stop(power_loss=(mode == "power"))
         for fetcher in self.fetchers.values():
             fetcher.stop()
         self.fetchers.clear()
@@ -339,6 +360,8 @@ class Broker:
         if not self.alive:
             return
         self._write_checkpoints(publish=False)
+        if self.kraft is not None:
+            self.kraft.stop(clean=True)
         for fetcher in self.fetchers.values():
             fetcher.stop()
         for partition in self.partitions.values():
@@ -421,22 +444,23 @@ class Broker:
         handler(src, envelope.body, respond)
 
     def _handle_metadata(self, src: str, request: MetadataRequest, respond) -> None:
-        topics = sorted(zk.topic_names(self.store)) if request.topics is None else request.topics
+        metadata = self.metadata
+        topics = sorted(metadata.topic_names()) if request.topics is None else request.topics
         out = []
         for topic in topics:
-            count = zk.partition_count(self.store, topic)
-            if count == 0 or zk.is_marked_for_deletion(self.store, topic):
+            count = metadata.partition_count(topic)
+            if count == 0 or (self.kraft is None and zk.is_marked_for_deletion(self.store, topic)):
                 # A topic being deleted is gone from the brokers' metadata at once (the controller's
                 # UpdateMetadata names its partitions' leader LeaderDuringDelete: MetadataCache drops them).
                 out.append(TopicMetadata(topic, Errors.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             parts = []
             for p in range(count):
-                state = zk.partition_state(self.store, topic, p) or {}
+                state = metadata.partition_state(topic, p) or {}
                 parts.append(PartitionMetadata(p, state.get("leader", -1), state.get("leader_epoch", -1),
                                                list(state.get("replicas", [])), list(state.get("isr", []))))
             out.append(TopicMetadata(topic, Errors.NONE, parts))
-        respond(MetadataResponse(sorted(zk.registrations(self.store)), zk.controller_id(self.store), out),
+        respond(MetadataResponse(sorted(metadata.registrations()), metadata.controller_id(), out),
                 {"topics": topics})
 
     def _handle_find_coordinator(self, src: str, request: FindCoordinatorRequest, respond) -> None:
@@ -445,11 +469,11 @@ class Broker:
         (and gets COORDINATOR_NOT_AVAILABLE)."""
         if request.key_type != 0:
             answer = FindCoordinatorResponse(Errors.INVALID_REQUEST)
-        elif not ensure_offsets_topic(self.world, self.store, self.config, self.topic_defaults):
+        elif not ensure_offsets_topic(self.world, self.metadata, self.config, self.topic_defaults, self.create_topic):
             answer = FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE)
         else:
-            p = coordinator_partition(request.key, zk.partition_count(self.store, OFFSETS_TOPIC))
-            state = zk.partition_state(self.store, OFFSETS_TOPIC, p)
+            p = coordinator_partition(request.key, self.metadata.partition_count(OFFSETS_TOPIC))
+            state = self.metadata.partition_state(OFFSETS_TOPIC, p)
             leader = state["leader"] if state else -1
             answer = FindCoordinatorResponse(Errors.NONE, leader) if leader >= 0 else \
                 FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE)
@@ -564,7 +588,7 @@ class Broker:
         selector = self.config.replica_selector_class
         if selector is None or partition.role != "leader" or request.replica_id >= 0 or request.rack_id is None:
             return -1
-        racks = zk.broker_racks(self.store)
+        racks = self.metadata.broker_racks()
         now = self.now_ms
         followers = [ReplicaView(r, racks.get(r), state.log_end_offset, now - state.last_caught_up_ms)
                      for r, state in sorted(partition.followers.items())
@@ -644,17 +668,7 @@ class Broker:
                 # .becomeLeaderOrFollower); there is no error named STALE_LEADER_EPOCH.
                 errors[f"{state.topic}-{state.partition}"] = Errors.STALE_CONTROLLER_EPOCH
                 continue
-            was = partition.role
-            if state.leader == self.id:
-                self._stop_following(key)
-                partition.become_leader(state)
-            else:
-                same = partition.role == "follower" and partition.leader_epoch == state.leader_epoch
-                partition.become_follower(state)
-                if not same:
-                    self._follow(key, state)
-            if partition.role != was:
-                self.groups.on_role_change(partition, was)
+            self._apply_partition_state(state)
         return LeaderAndIsrResponse(self.id, errors)
 
     # -- StopReplica --------------------------------------------------------------------------
@@ -708,6 +722,75 @@ class Broker:
             if DELETED_DIR.match(name) and os.path.isdir(os.path.join(self.data_dir, name)):
                 self.schedule(self.config.log_segment_delete_delay_ms, lambda n=name: self._remove_deleted_dir(n),
                               f"delete {name}", foreground=False)
+
+    # -- KRaft: the metadata log's changes, applied (ReplicaManager.applyDelta) -----------------------
+    def apply_metadata_delta(self, delta: Any, image: Any) -> int:
+        """Committed metadata changed: lead or follow the replicas whose state moved, stop those this
+        broker no longer holds, delete the replicas of deleted topics. Returns how many changed."""
+        changed = 0
+        for topic, replicas in sorted(delta.deleted_topics.items()):
+            for p in range(len(replicas)):
+                if (topic, p) in self.partitions:
+                    self._remove_replica((topic, p), delete=True)
+                    changed += 1
+        for topic, p in sorted(delta.changed_partitions):
+            state = image.partition_state(topic, p)
+            if state is None:
+                continue
+            key = (topic, p)
+            if self.id not in state["replicas"]:
+                if key in self.partitions:
+                    self._remove_replica(key, delete=True)
+                    changed += 1
+                continue
+            ps = PartitionState(topic, p, state["leader"], state["leader_epoch"], list(state["isr"]),
+                                list(state["replicas"]), state["partition_epoch"])
+            partition = self.partitions.get(key)
+            if partition is not None and partition.role != "none" and ps.leader_epoch == partition.leader_epoch \
+                    and ps.partition_epoch <= partition.partition_epoch:
+                continue     # already applied (its own AlterPartition answer came first)
+            self._apply_partition_state(ps)
+            changed += 1
+        return changed
+
+    def _remove_replica(self, key: tuple[str, int], *, delete: bool) -> None:
+        """Stop a replica (StopReplica in ZooKeeper mode, a metadata change in KRaft) and, with
+        `delete`, remove its log: renamed `<topic>-<partition>.<id>-delete`, then removed (LogManager.asyncDelete)."""
+        partition = self.partitions.pop(key)
+        self._stop_following(key)
+        was = partition.role
+        partition.stop()
+        self.groups.on_role_change(partition, was)
+        partition.log.close()
+        if delete:
+            import shutil
+            path = os.path.join(self.data_dir, f"{key[0]}-{key[1]}")
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+
+    def create_topic(self, name: str, assignment: list[list[int]], config: dict, topic_id: str) -> None:
+        """A topic this broker creates itself (`__consumer_offsets`): its znodes in ZooKeeper mode, a
+        CreateTopics request to the active controller in KRaft."""
+        if self.kraft is not None:
+            self.kraft.create_topic(name, assignment, config, topic_id)
+        else:
+            zk.create_topic(self.store, name, assignment, config, topic_id)
+
+    def _apply_partition_state(self, state: PartitionState) -> None:
+        """Become leader or follower of one replica as `state` says (LeaderAndIsr's, or the image's)."""
+        key = (state.topic, state.partition)
+        partition = self.partitions.get(key) or self._open_partition(key)
+        was = partition.role
+        if state.leader == self.id:
+            self._stop_following(key)
+            partition.become_leader(state)
+        else:
+            same = partition.role == "follower" and partition.leader_epoch == state.leader_epoch
+            partition.become_follower(state)
+            if not same:
+                self._follow(key, state)
+        if partition.role != was:
+            self.groups.on_role_change(partition, was)
 
     def _follow(self, key: tuple[str, int], state: PartitionState) -> None:
         self._stop_following(key)

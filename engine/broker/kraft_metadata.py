@@ -66,10 +66,16 @@ class KRaftBrokerMetadata:
         self.raft.start()
         self._register()
 
-    def stop(self) -> None:
+    def stop(self, *, power_loss: bool = False, clean: bool = False) -> None:
+        """The broker crashed (or, `clean`, shut down): the Raft client and the controller stop with it."""
         if self.controller is not None:
             self.controller.stop()
         self.broker.cancel(self._heartbeat_timer)
+        if self.raft is not None:
+            if clean:
+                self.raft.close()
+            else:
+                self.raft.crash(power_loss=power_loss)
 
     def request_handlers(self) -> dict[type, Any]:
         handlers = dict(self.raft.request_handlers()) if self.raft is not None else {}
@@ -87,8 +93,7 @@ class KRaftBrokerMetadata:
         if self.controller is not None:
             self.controller.handle_leader_change(leader_id, epoch)
 
-    def handle_commit(self, batch: Any) -> None:
-        base, epoch, values, control = batch.base_offset, batch.epoch, list(batch.records), batch.is_control
+    def handle_commit(self, base: int, epoch: int, values: list[bytes], control: bool) -> None:
         if self.controller is not None:
             self.controller.handle_commit(base, epoch, values, control)
         if control:

@@ -49,10 +49,15 @@ def claim_block(store: MetadataStore, broker_id: int) -> tuple[int, int]:
 class ProducerIdManager:
     """One broker incarnation's block of producer ids, claimed when the first id is asked for."""
 
-    def __init__(self, broker: BrokerContext) -> None:
+    def __init__(self, broker: BrokerContext, allocate: Callable[[Callable[[int, int], None]], None] | None = None
+                 ) -> None:
+        """`allocate(on_done)`: KRaft mode's way to a block, an AllocateProducerIds request to the active
+        controller (which writes a ProducerIdsRecord, KIP-730); None: ZooKeeper mode's conditional write."""
         self.broker = broker
         self.next_id = 0
         self.block_end = -1     # no block yet
+        self._allocate = allocate
+        self._waiting: list[tuple[str, Callable[..., None]]] = []
 
     def next_producer_id(self) -> int:
         if self.next_id > self.block_end:
@@ -66,6 +71,25 @@ class ProducerIdManager:
         if request.transactional_id is not None:
             respond(InitProducerIdResponse(Errors.INVALID_REQUEST), {"error": "the lab has no transaction coordinator"})
             return
+        if self._allocate is not None and self.next_id > self.block_end:
+            self._waiting.append((src, respond))
+            if len(self._waiting) == 1:
+                self._allocate(self._block_allocated)
+            return
+        self._answer(src, respond)
+
+    def _block_allocated(self, start: int, length: int) -> None:
+        waiting, self._waiting = self._waiting, []
+        if length <= 0:
+            for _, respond in waiting:
+                respond(InitProducerIdResponse(Errors.COORDINATOR_NOT_AVAILABLE),
+                        {"error": Errors.COORDINATOR_NOT_AVAILABLE})
+            return
+        self.next_id, self.block_end = start, start + length - 1
+        for src, respond in waiting:
+            self.handle(src, InitProducerIdRequest(None), respond)
+
+    def _answer(self, src: str, respond: Callable[..., None]) -> None:
         producer_id = self.next_producer_id()
         self.broker.publish(ev.ProducerIdAllocated(broker=self.broker.id, client=src, producer_id=producer_id,
                                                    producer_epoch=0))

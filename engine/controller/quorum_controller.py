@@ -194,9 +194,11 @@ class QuorumController:
                                                               security_protocol=0)],
             rack=request.rack, fenced=True)
         answer = m.BrokerRegistrationResponse(Errors.NONE, epoch)
-        self._write([record], lambda: (self.host.publish(ev.BrokerRegistered(broker=request.broker_id,
-                                                                             broker_epoch=epoch)),
-                                       respond(answer, {"error": Errors.NONE, "broker_epoch": epoch})),
+
+        def registered() -> None:
+            self.host.publish(ev.BrokerRegistered(broker=request.broker_id, broker_epoch=epoch))
+            respond(answer, {"error": Errors.NONE, "broker_epoch": epoch})
+        self._write([record], registered,
                     lambda: respond(m.BrokerRegistrationResponse(Errors.NOT_CONTROLLER),
                                     {"error": Errors.NOT_CONTROLLER}))
         self._touch(request.broker_id)
@@ -291,8 +293,11 @@ class QuorumController:
         records += [mr.ConfigRecord(resource_type=TOPIC_RESOURCE, resource_name=name, name=k, value=str(v))
                     for k, v in sorted(config.items())]
         records += self._partition_records(uid, assignment, 0)
-        self._write(records, lambda: (self._announce_topic(name, assignment, config, 0),
-                                      on_commit() if on_commit else None))
+        def created() -> None:
+            self._announce_topic(name, assignment, config, 0)
+            if on_commit is not None:
+                on_commit()
+        self._write(records, created)
         return Errors.NONE, ""
 
     def _partition_records(self, uid: Any, assignment: list[list[int]], first: int) -> list[Any]:
@@ -331,8 +336,10 @@ class QuorumController:
                 return
         first = len(topic.partitions)
         records = self._partition_records(topic.topic_id, request.added, first)
-        self._write(records, lambda: (self._announce_topic(request.topic, request.added, {}, first),
-                                      respond(m.ControllerResponse(Errors.NONE), {"topic": request.topic})))
+        def added() -> None:
+            self._announce_topic(request.topic, request.added, {}, first)
+            respond(m.ControllerResponse(Errors.NONE), {"topic": request.topic})
+        self._write(records, added)
 
     def _handle_delete_topics(self, src: str, request: m.DeleteTopicsRequest, respond) -> None:
         """ReplicationControlManager.deleteTopic: one RemoveTopicRecord; each broker deletes its
@@ -343,10 +350,12 @@ class QuorumController:
         if topic is None:
             respond(m.ControllerResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION), {"error": Errors.UNKNOWN_TOPIC_OR_PARTITION})
             return
-        name = request.topic
-        self._write([mr.RemoveTopicRecord(topic_id=topic.topic_id)],
-                    lambda: (self.host.publish(ev.TopicDeleted(topic=name)),
-                             respond(m.ControllerResponse(Errors.NONE), {"topic": name})))
+        name, count = request.topic, len(topic.partitions)
+
+        def deleted() -> None:
+            self.host.publish(ev.TopicDeleted(topic=name, partitions=count))
+            respond(m.ControllerResponse(Errors.NONE), {"topic": name})
+        self._write([mr.RemoveTopicRecord(topic_id=topic.topic_id)], deleted)
 
     def _handle_allocate_producer_ids(self, src: str, request: m.AllocateProducerIdsRequest, respond) -> None:
         if self._not_controller(respond, m.AllocateProducerIdsResponse(Errors.NOT_CONTROLLER)):
@@ -392,9 +401,10 @@ class QuorumController:
                                                                 fenced=FENCE)]
         self.image.replay(records[0], self.raft.log_end_offset)   # so the elections below see it fenced
         changes = self._leader_and_isr_updates(remove=broker_id)
-        self._write_replayed(records, changes, lambda: (
-            self.host.publish(ev.BrokerFenced(broker=broker_id, reason=reason)),
-            self._announce_changes(changes, f"broker {broker_id} fenced")))
+        def fenced() -> None:
+            self.host.publish(ev.BrokerFenced(broker=broker_id, reason=reason))
+            self._announce_changes(changes, f"broker {broker_id} fenced")
+        self._write_replayed(records, changes, fenced)
 
     def _unfence(self, broker_id: int, then: Callable[[], None]) -> None:
         """handleBrokerUnfenced: unfence it and give it the leadership of partitions that had none."""
@@ -403,9 +413,11 @@ class QuorumController:
                                                                 fenced=UNFENCE)]
         self.image.replay(records[0], self.raft.log_end_offset)
         changes = self._leader_and_isr_updates(add=broker_id)
-        self._write_replayed(records, changes, lambda: (
-            self.host.publish(ev.BrokerUnfenced(broker=broker_id)),
-            self._announce_changes(changes, "partition back online"), then()))
+        def unfenced() -> None:
+            self.host.publish(ev.BrokerUnfenced(broker=broker_id))
+            self._announce_changes(changes, "partition back online")
+            then()
+        self._write_replayed(records, changes, unfenced)
 
     def _write_replayed(self, head: list[Any], changes: list[tuple[str, int, Any, Election, list[int]]],
                         on_commit: Callable[[], None]) -> None:

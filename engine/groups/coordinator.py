@@ -55,7 +55,6 @@ from engine.groups.protocol import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from engine.metadata import zk
 from engine.storage import record_batch as rb
 
 if TYPE_CHECKING:
@@ -123,11 +122,11 @@ class GroupCoordinator:
         return self.broker.alive and self.broker.incarnation == self.incarnation
 
     def partition_for(self, group_id: str) -> int:
-        return coordinator_partition(group_id, zk.partition_count(self.broker.store, ot.OFFSETS_TOPIC))
+        return coordinator_partition(group_id, self.broker.metadata.partition_count(ot.OFFSETS_TOPIC))
 
     def owns(self, group_id: str) -> str | None:
         """None if this broker coordinates `group_id` now, else the error a client gets."""
-        if not self._current() or not zk.topic_exists(self.broker.store, ot.OFFSETS_TOPIC):
+        if not self._current() or not self.broker.metadata.topic_exists(ot.OFFSETS_TOPIC):
             return Errors.NOT_COORDINATOR
         return None if self.partition_for(group_id) in self.loaded else Errors.NOT_COORDINATOR
 

@@ -74,7 +74,7 @@ class BrokerRegistration:
 class MetadataDelta:
     """What changed since the last take_delta() (Kafka's MetadataDelta, much reduced)."""
     changed_partitions: set[tuple[str, int]] = field(default_factory=set)
-    deleted_topics: dict[str, list[int]] = field(default_factory=dict)   # name -> its partitions' replicas
+    deleted_topics: dict[str, list[list[int]]] = field(default_factory=dict)   # name -> its partitions' replicas
     changed_brokers: set[int] = field(default_factory=set)
 
     def __bool__(self) -> bool:
@@ -126,7 +126,7 @@ class MetadataImage:
             name = self.topic_names_by_id.pop(record.topic_id)
             gone = self.topics.pop(name)
             self.configs.pop(name, None)
-            self._delta.deleted_topics[name] = [p.replicas for _, p in sorted(gone.partitions.items())]
+            self._delta.deleted_topics[name] = [list(p.replicas) for _, p in sorted(gone.partitions.items())]
             self._delta.changed_partitions -= {(name, p) for p in gone.partitions}
         elif isinstance(record, mr.RegisterBrokerRecord):
             host = next((e.host for e in record.end_points), "") if record.end_points else ""

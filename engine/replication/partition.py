@@ -233,9 +233,12 @@ class Partition:
         epoch_start = dict(self.epoch_cache.entries).get(self.leader_epoch, 0)
         if state.log_end_offset >= self.high_watermark and state.log_end_offset >= epoch_start:
             new_isr = [r for r in self.replicas if r in self.isr or r == replica]
-            if self._write_isr(new_isr):
+
+            def expanded() -> None:
                 self.broker.publish(ev.IsrExpanded(topic=self.topic, partition=self.partition,
                                                    leader=self.broker.id, added=[replica], isr=list(new_isr)))
+            if self._write_isr(new_isr, expanded, then_advance=True):
+                expanded()
 
     def maybe_shrink_isr(self) -> None:
         """The isr-expiration task: drop followers not caught up within replica.lag.time.max.ms."""
@@ -249,15 +252,30 @@ class Partition:
         if not out:
             return
         new_isr = [r for r in self.isr if r not in out]
-        if self._write_isr(new_isr):
+
+        def shrunk() -> None:
             self.broker.publish(ev.IsrShrunk(
                 topic=self.topic, partition=self.partition, leader=self.broker.id, removed=out,
                 isr=list(new_isr), reason=f"not caught up for {lag} ms (replica.lag.time.max.ms)"))
             self.maybe_increment_high_watermark()
             self._complete_pending()
+        if self._write_isr(new_isr, shrunk):
+            shrunk()
 
-    def _write_isr(self, new_isr: list[int]) -> bool:
-        """Write the new ISR to the metadata store, only if nobody changed the state since."""
+    def _write_isr(self, new_isr: list[int], on_applied: Callable[[], None], *, then_advance: bool = False) -> bool:
+        """ZooKeeper mode: write the new ISR to its znode, only if nobody changed the state since; True
+        when written (the caller then announces it). KRaft mode: ask the controller (AlterPartition) and
+        return False; `on_applied` runs once the controller committed the change and this replica took
+        it (the ISR is the old one until then, as Kafka's pending ISR state keeps it for this purpose)."""
+        kraft = getattr(self.broker, "kraft", None)
+        if kraft is not None:
+            def done(ok: bool) -> None:
+                if ok:
+                    on_applied()
+                    if then_advance:
+                        self.maybe_increment_high_watermark()
+            kraft.alter_partition(self, new_isr, done)
+            return False
         path = f"/brokers/topics/{self.topic}/partitions/{self.partition}/state"
         store = self.broker.store
         try:

@@ -72,7 +72,7 @@ def validate(scenario: Any) -> None:
     cluster = scenario.get("cluster", {})
     if not isinstance(cluster, dict):
         raise ScenarioError("'cluster' must be an object")
-    unknown = set(cluster) - {"brokers", "seed", "config", "truncation"}
+    unknown = set(cluster) - {"brokers", "seed", "config", "truncation", "metadata"}
     if unknown:
         raise ScenarioError(f"Unknown cluster field(s): {', '.join(sorted(unknown))}")
     _validate_cluster(cluster)
@@ -93,7 +93,8 @@ def _validate_cluster(cluster: dict) -> None:
     try:
         checked = check_cluster(cluster)
         truncation = {"truncation": checked["truncation"]} if checked.get("truncation") else {}
-        split_config({**(checked.get("config") or {}), **truncation}, brokers=checked.get("brokers", 3))
+        metadata = {"metadata": checked["metadata"]} if checked.get("metadata") else {}
+        split_config({**(checked.get("config") or {}), **truncation, **metadata}, brokers=checked.get("brokers", 3))
     except (StepArgumentError, InvalidConfigError) as error:
         raise ScenarioError(f"cluster: {error}" if isinstance(error, InvalidConfigError) else str(error)) from None
 
@@ -137,7 +138,7 @@ def scenario_cluster(scenario: dict, data_dir: str, *, trace: Callable[[ev.Event
     shape = scenario.get("cluster", {})
     return cluster_factory(brokers=int(shape.get("brokers", 3)), data_dir=data_dir,
                            seed=int(shape.get("seed", 0)), config=shape.get("config") or {},
-                           truncation=shape.get("truncation"), on_event=trace)
+                           truncation=shape.get("truncation"), on_event=trace, metadata=shape.get("metadata"))
 
 
 def run_scenario(scenario: dict, data_dir: str, *, trace: Callable[[ev.Event], None] | None = None,

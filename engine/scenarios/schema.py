@@ -29,6 +29,7 @@ from typing import Any
 
 from engine.broker.broker import CRASH_MODES
 from engine.clients.consumer_app import COMMIT_MODES
+from engine.config import METADATA_MODES
 from engine.clients.consumer_state import ASSIGNOR_CLASSES
 from engine.clients.sinks import SINK_KINDS
 from engine.cluster import MAX_BROKERS
@@ -461,6 +462,9 @@ SCHEMAS: dict[str, StepSchema] = {
 CLUSTER_SCHEMA = StepSchema((
     _whole("brokers", 1, MAX_BROKERS), _whole("seed", -2**63, 2**63 - 1),
     Field("truncation", "choice", nullable=True, choices=TRUNCATION_MODES), CONFIG,
+    # Where the metadata lives: "zookeeper" (the default, so scenarios written before KRaft keep
+    # their mode and outcome) or "kraft" (Kafka 4's only mode).
+    Field("metadata", "choice", nullable=True, choices=METADATA_MODES),
 ))
 
 
