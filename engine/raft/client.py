@@ -303,20 +303,23 @@ class RaftClient:
         unflushed bytes (an observer's: voters flush every append)."""
         if not self._running:
             return
+        self._stop()
+        self.metadata_log.close_after_crash(lose_unflushed=power_loss)
+
+    def close(self) -> None:
+        """A clean stop: nothing more runs; the log flushed and closed (no graceful resignation)."""
+        if not self._running:
+            return
+        self._stop()
+        self.metadata_log.close()
+
+    def _stop(self) -> None:
         self._running = False
         self.host.cancel(self._poll_timer)
         self._poll_timer = None
         for parked in self._parked:
             self.host.cancel(parked.timer)
         self._parked = []
-        self.metadata_log.close_after_crash(lose_unflushed=power_loss)
-
-    def close(self) -> None:
-        """A clean stop: the log flushed and closed."""
-        if not self._running:
-            return
-        self.crash()   # stop the same way; then the files were closed without losing anything
-        self.metadata_log.log.close()
 
     # == the leader's API ==========================================================================
     def append(self, values: list[bytes]) -> int:
