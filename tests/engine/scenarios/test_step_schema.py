@@ -37,6 +37,10 @@ GOOD: dict[str, dict] = {
     "consumer_crash": {"member": "c1"},
     "consumer_leave": {"member": "c1"},
     "add_partitions": {"topic": "t", "count": 4},
+    "delete_topic": {"topic": "t"},
+    "reassign_partitions": {"plan": {"version": 1, "partitions": [{"topic": "t", "partition": 0,
+                                                                   "replicas": [3, 4, 5]}]}, "wait": True},
+    "elect_leaders": {"election_type": "preferred", "topic": "t", "partition": 0},
 }
 
 # Bad values by kind of field (each must be refused whatever the field's range).
@@ -54,6 +58,8 @@ BAD_BY_KIND: dict[str, list] = {
     "node": [NAN, 0, 10, True, "bad name!", ["broker-1"]],
     "regex": [NAN, 5, "(unclosed"],
     "assignors": [NAN, 5, "fastest", "range,fastest"],
+    "plan": [NAN, "{}", [1], {"version": 1}, {"partitions": 5}, {"partitions": [{"replicas": [NAN]}]},
+             {"partitions": [{}] * 1001}],
 }
 
 
