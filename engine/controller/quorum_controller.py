@@ -39,6 +39,7 @@ from engine.common.errors import Errors
 from engine.controller import messages as m
 from engine.controller.partition_change import Election, build_change, preferred_election
 from engine.metadata import records as mr
+from engine.raft.client import NotLeaderError
 from engine.metadata.image import FENCE, NO_LEADER, NO_LEADER_CHANGE, UNFENCE, MetadataImage
 from engine.storage.errors import InvalidConfigError
 
@@ -147,13 +148,26 @@ class QuorumController:
     def _write(self, records: list[Any], on_commit: Callable[[], None] | None = None,
                on_fail: Callable[[], None] | None = None) -> int:
         """Append the records as one batch, replay them into the working image; `on_commit` runs once
-        they commit. Returns the offset of the first record."""
-        last = self.raft.append([mr.encode(r) for r in records])
-        first = last - len(records) + 1
+        they commit. Returns the offset of the first record.
+
+        Everything is in place before the append: with a single voter the batch commits inside it."""
+        first = self.raft.log_end_offset
+        last = first + len(records) - 1
         for i, record in enumerate(records):
             self.image.replay(record, first + i)
         self._pending.append(_Pending(last, on_commit or (lambda: None), on_fail or (lambda: None)))
+        self._append(records, last)
         return first
+
+    def _append(self, records: list[Any], last: int) -> None:
+        """Append as the Raft leader. Leadership lost since (not yet heard by this controller): renounce,
+        which fails what waited and drops the records from the image."""
+        try:
+            written = self.raft.append([mr.encode(r) for r in records])
+        except NotLeaderError:
+            self._renounce("no longer the Raft leader")
+            return
+        assert written == last, (written, last)
 
     def _complete_pending(self) -> None:
         while self._pending and self._pending[0].offset <= self.last_committed_offset:
@@ -423,12 +437,13 @@ class QuorumController:
                         on_commit: Callable[[], None]) -> None:
         """Write `head` (already replayed into the working image) and the partition changes."""
         records = head + [c[2] for c in changes]
-        last = self.raft.append([mr.encode(r) for r in records])
-        first = last - len(records) + 1
+        first = self.raft.log_end_offset
+        last = first + len(records) - 1
         self.image.offset = first
         for i, (_, _, record, _, _) in enumerate(changes, start=len(head)):
             self.image.replay(record, first + i)
         self._pending.append(_Pending(last, on_commit, lambda: None))
+        self._append(records, last)
 
     def _leader_and_isr_updates(self, *, remove: int = NO_LEADER, add: int = NO_LEADER
                                 ) -> list[tuple[str, int, Any, Election, list[int]]]:
@@ -444,11 +459,12 @@ class QuorumController:
                 target = [r for r in partition.isr if r != remove]
                 record, election = build_change(topic.topic_id, p, partition, target, self._acceptable, unclean)
                 if record is not None:
-                    out.append((name, p, record, election, list(partition.isr)))
+                    out.append((name, p, record, election, [partition.leader, *partition.isr]))
         return out
 
     def _announce_changes(self, changes: list[tuple[str, int, Any, Election, list[int]]], reason: str) -> None:
-        for name, p, record, election, isr_before in changes:
+        for name, p, record, election, before in changes:
+            leader_before, isr_before = before[0], before[1:]
             state = self.committed.partition(name, p)
             if state is None:
                 continue
@@ -460,7 +476,7 @@ class QuorumController:
                     self.host.publish(ev.LeaderElected(
                         topic=name, partition=p, leader=state.leader, leader_epoch=state.leader_epoch,
                         isr=list(state.isr), reason="unclean" if election.unclean else reason,
-                        unclean=election.unclean))
+                        previous_leader=leader_before, unclean=election.unclean))
             elif record.isr is not None:
                 removed = [r for r in isr_before if r not in state.isr]
                 if removed:
@@ -487,7 +503,7 @@ class QuorumController:
             record, election = build_change(self.image.topics[name].topic_id, p, partition, list(partition.isr),
                                             self._acceptable, False, election=election)
             if record is not None:
-                changes.append((name, p, record, election, list(partition.isr)))
+                changes.append((name, p, record, election, [partition.leader, *partition.isr]))
         if changes:
             self._write_replayed([], changes, lambda: self._announce_changes(changes, "preferred replica"))
         return [(n, p) for n, p, *_ in changes]
