@@ -233,7 +233,7 @@ class ModelTracker:
             "controller": controller,
             "brokers": [{"id": b.id, "alive": b.alive, "controller": b.id == controller,
                          "registered": b.is_broker_registered(b.id), "paused_fetcher": b.fetchers_paused,
-                         "slow_ms": c.network.slow_ms(b.node)}
+                         "slow_ms": c.network.slow_ms(b.node), **({"rack": b.rack} if b.rack else {})}
                         for b in c.brokers.values()],
             "links_cut": sorted(list(link) for link in c.network.cut_links()),
             "topics": [{"topic": t.name, "partitions": t.partitions, "replication_factor": t.replication_factor,

@@ -36,6 +36,7 @@ import { gettext, interpolate as say, ngettext } from "./i18n.js";
 // does not change under it).
 const WORDS = {
   up: gettext("up"), down: gettext("DOWN"), controller: gettext("controller"), controllerDown: gettext("controller (down)"),
+  rack: gettext("rack %(rack)s"),
   fetchPaused: gettext("fetch paused"), broker: gettext("Broker %(id)s"), nums: gettext("LEO %(leo)s · HW %(hw)s"),
   numsOnDisk: gettext("LEO %(leo)s · HW %(hw)s on disk"), noLog: gettext("no log on disk"), downTag: gettext("down"),
   leader: gettext("LEADER"), lostNote: gettext("lost %(count)s unflushed on power loss"),
@@ -174,6 +175,7 @@ function brokerBadges(view, b, room, vnow) {
     const notice = b.alive ? null : controllerNotice(view, b.id, vnow, room - 16, (t) => labelWidth(t, FONT.badge));
     if (notice) wanted.push(["controller-notice", notice]);
   }
+  if (b.rack) wanted.push(["rack", say(WORDS.rack, { rack: b.rack })]);   // broker.rack (KIP-392, rack-aware placement)
   if (b.paused_fetcher) wanted.push(["paused", WORDS.fetchPaused]);
   if (b.slow_ms) wanted.push(["slow", `+${b.slow_ms} ms`]);
   if (cut) wanted.push(["cut", say(ngettext("✂ %(count)s link", "✂ %(count)s links", cut), { count: cut })]);

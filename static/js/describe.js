@@ -97,6 +97,9 @@ const DESCRIBE = {
   offset_commit_failed: (e) => say(gettext("%(consumer)s: commit to %(group)s FAILED: %(error)s"), e),
   offsets_reset: (e) => say(gettext("%(consumer)s: %(tp)s reset to %(offset)s (%(strategy)s)"), { ...e, tp: tp(e) }),
   consumer_left_group: (e) => say(gettext("%(consumer)s left %(group)s (%(reason)s)"), e),
+  preferred_read_replica_changed: (e) => (e.replica >= 0
+    ? say(gettext("%(consumer)s: %(tp)s now fetched from follower broker %(replica)s (leader %(leader)s): %(reason)s"), { ...e, tp: tp(e) })
+    : say(gettext("%(consumer)s: %(tp)s fetched from the leader again, broker %(leader)s: %(reason)s"), { ...e, tp: tp(e) })),
   consumer_crashed: (e) => (e.group
     ? say(gettext("%(consumer)s crashed (group %(group)s): no LeaveGroup is sent, so the coordinator keeps it as a member until its session times out"), e)
     : say(gettext("%(consumer)s crashed"), e)),

@@ -193,6 +193,9 @@ const EVENT_CLAUSES = {
   offsets_committed: (e) => say(gettext("group %(group)s committed %(offsets)s"),
     { group: e.group, offsets: Object.entries(e.offsets || {}).map(([tp, o]) => `${tp}=${o}`).join(", ") }),
   consumer_left_group: (e) => say(gettext("%(consumer)s left group %(group)s: %(reason)s"), e),
+  preferred_read_replica_changed: (e) => (e.replica >= 0
+    ? say(gettext("%(consumer)s now reads %(tp)s from broker %(replica)s, a follower in its rack"), { ...e, tp: tpOf(e) })
+    : say(gettext("%(consumer)s reads %(tp)s from its leader again"), { ...e, tp: tpOf(e) })),
 };
 
 const INTERNAL = /^__/;
