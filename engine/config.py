@@ -38,6 +38,9 @@ class BrokerConfig:
     replica_high_watermark_checkpoint_interval_ms: int = 5000
     log_flush_offset_checkpoint_interval_ms: int = 60000
     log_retention_check_interval_ms: int = 300000
+    # The log cleaner (CleanerConfig): on by default, as in Kafka; engine/storage/cleaner.py.
+    log_cleaner_enable: bool = True
+    log_cleaner_backoff_ms: int = 15000
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False
     request_timeout_ms: int = 30000

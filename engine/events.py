@@ -255,6 +255,28 @@ class SegmentDeleted(Event):
 
 
 @dataclass(kw_only=True)
+class LogCleaned(Event):
+    """The log cleaner compacted a replica's log (engine/storage/cleaner.py, Kafka's LogCleaner)."""
+    kind: ClassVar[str] = "log_cleaned"
+    broker: int
+    topic: str
+    partition: int
+    first_dirty_offset: int         # where the dirty section began (the cleaner checkpoint before)
+    end_offset: int                 # the first offset not cleaned (the checkpoint now)
+    dirty_ratio: float              # cleanable / (clean + cleanable) bytes when it was chosen
+    forced_by_max_lag: bool         # chosen for max.compaction.lag.ms, not for its ratio
+    segments_cleaned: int           # segments rewritten...
+    segments_after: int             # ...into this many
+    records_before: int
+    records_after: int
+    bytes_before: int
+    bytes_after: int
+    tombstones_removed: int
+    delete_horizons_set: int        # batches whose tombstones got a delete horizon (KIP-534)
+    segments: list[list[int]] = field(default_factory=list)    # [base offset, size] of the cleaned segments
+
+
+@dataclass(kw_only=True)
 class LogStartOffsetMoved(Event):
     kind: ClassVar[str] = "log_start_offset_moved"
     broker: int
@@ -491,7 +513,7 @@ def _by_kind(classes: list[type[Event]]) -> dict[str, type[Event]]:
 EVENT_TYPES: dict[str, type[Event]] = _by_kind([
         BrokerStarted, BrokerCrashed, BrokerSessionExpired, ControllerElected, TopicCreated, PartitionsAdded,
         LeaderElected, PartitionOffline, LeaderAndIsrApplied, RecordsAppended, HighWatermarkAdvanced,
-        LogTruncated, SegmentRolled, SegmentDeleted, LogStartOffsetMoved, CheckpointWritten,
+        LogTruncated, SegmentRolled, SegmentDeleted, LogCleaned, LogStartOffsetMoved, CheckpointWritten,
         IsrShrunk, IsrExpanded, MessageSent, MessageDropped, ProduceAcknowledged, ProduceFailed,
         FaultInjected, ProducerCreated, ProducerBatchSent, ProducerBatchRetried, ProducerBatchAcknowledged,
         ProducerBatchFailed, ProducerEpochBumped, ProducerIdAllocated, DuplicateBatchIgnored,

@@ -33,6 +33,7 @@ and reads its HWs from the checkpoint; its group coordinator and producer-id blo
 """
 from __future__ import annotations
 
+import functools
 import os
 import random
 import re
@@ -83,6 +84,7 @@ from engine.replication.controller import Controller
 from engine.replication.fetcher import ReplicaFetcher
 from engine.replication.partition import Partition
 from engine.storage import checkpoints, log_events
+from engine.storage.cleaner import LogCleanerManager, has_cleanable_candidate
 from engine.storage.leader_epoch_cache import LeaderEpochCache
 from engine.storage.log import Log
 
@@ -159,6 +161,10 @@ class Broker:
         # Its parts of the current incarnation, built again at each start (a restart forgets them).
         self.groups = GroupCoordinator(self)
         self.producer_ids = ProducerIdManager(self)
+        # The log cleaner of the current incarnation (engine/storage/cleaner.py), and whether its
+        # timer runs yet: it is armed once a compacted log has an inactive segment (_maybe_arm_cleaner).
+        self.cleaner: LogCleanerManager | None = None
+        self._cleaner_armed = False
         # KRaft mode (cluster_config.metadata): its metadata log, image, registration and, in combined
         # mode, its controller (engine/broker/kraft_metadata.py); ZooKeeper mode: the store's znodes.
         self.kraft: Any = None
@@ -315,6 +321,7 @@ class Broker:
         if isinstance(event, log_events.SegmentRolled):
             self.publish(ev.SegmentRolled(**common, base_offset=event.base_offset,
                                           previous_base_offset=event.previous_base_offset, reason=event.reason))
+            self._maybe_arm_cleaner()
         elif isinstance(event, log_events.SegmentDeleted):
             self.publish(ev.SegmentDeleted(**common, base_offset=event.base_offset, next_offset=event.next_offset,
                                            size_in_bytes=event.size_in_bytes, reason=event.reason))
@@ -383,6 +390,37 @@ class Broker:
                     lambda: self._write_recovery_checkpoints(publish=True), "recovery-point checkpoint")
         self._every(max(1, config.replica_lag_time_max_ms // 2), self._check_isr_expiration, "isr-expiration")
         self._every(config.log_retention_check_interval_ms, self._run_retention, "log retention")
+        self.cleaner = LogCleanerManager(self.data_dir, fsync=self.cluster_config.fsync)
+        self._cleaner_armed = False
+        self._maybe_arm_cleaner()
+
+    def _maybe_arm_cleaner(self) -> None:
+        """Start the log cleaner's timer (every log.cleaner.backoff.ms) once a compacted log has a
+        segment besides its active one. Kafka's cleaner thread wakes from the start, but until then
+        each wake-up finds nothing cleanable (the active segment is never cleaned): not arming it
+        keeps every cluster without such a log on the steps it always ran."""
+        if self.cleaner is None or self._cleaner_armed or not self.config.log_cleaner_enable:
+            return
+        if has_cleanable_candidate(p.log for p in self.partitions.values()):
+            self._cleaner_armed = True
+            self._every(self.config.log_cleaner_backoff_ms, self._run_cleaner, "log cleaner")
+
+    def _run_cleaner(self) -> None:
+        """One wake-up of the cleaner thread: clean the filthiest compacted log until none is cleanable."""
+        if self.cleaner is None:
+            return
+        logs = {key: p.log for key, p in self.partitions.items()}
+        for result in self.cleaner.clean_all(logs, self.world.record_time_ms()):
+            topic, p = result.key
+            stats = result.stats
+            self.publish(ev.LogCleaned(
+                broker=self.id, topic=topic, partition=p, first_dirty_offset=result.first_dirty_offset,
+                end_offset=result.end_offset, dirty_ratio=round(result.dirty_ratio, 4),
+                forced_by_max_lag=result.forced_by_max_lag, segments_cleaned=stats.segments_before,
+                segments_after=stats.segments_after, records_before=stats.records_before,
+                records_after=stats.records_after, bytes_before=stats.bytes_before, bytes_after=stats.bytes_after,
+                tombstones_removed=stats.tombstones_removed, delete_horizons_set=stats.delete_horizons_set,
+                segments=[[base, size] for base, size in result.segments]))
 
     def _every(self, interval_ms: int, action: Callable[[], None], label: str) -> None:
         def tick() -> None:
@@ -720,7 +758,7 @@ class Broker:
         """`-delete` dirs a crash or shutdown left behind go after the delay again (LogManager.loadLogs)."""
         for name in sorted(os.listdir(self.data_dir)):
             if DELETED_DIR.match(name) and os.path.isdir(os.path.join(self.data_dir, name)):
-                self.schedule(self.config.log_segment_delete_delay_ms, lambda n=name: self._remove_deleted_dir(n),
+                self.schedule(self.config.log_segment_delete_delay_ms, functools.partial(self._remove_deleted_dir, name),
                               f"delete {name}", foreground=False)
 
     # -- KRaft: the metadata log's changes, applied (ReplicaManager.applyDelta) -----------------------

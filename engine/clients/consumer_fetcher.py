@@ -30,6 +30,7 @@ from engine.common.errors import Errors
 from engine.groups.assignors import TopicPartition
 from engine.groups.protocol import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsPartition, ListOffsetsRequest
 from engine.protocol import CONSUMER_REPLICA_ID, FetchPartition, FetchRequest
+from engine.storage import record_batch as rb
 from engine.storage.batch_records import (
     HEADERS,
     INT64_MAX,
@@ -262,6 +263,12 @@ class Fetcher:
                 if records:
                     self._completed.append(CompletedFetch(tp, state.position, records))
                     got_records = True
+                elif data.records:
+                    # Whole batches, none holding a record at or after the position (a compacted log:
+                    # an empty batch the cleaner kept, or records it removed): move past them, as
+                    # Kafka's consumer moves to the fetch's nextFetchOffset (FetchCollector).
+                    state.position = max(state.position, _next_offset_after(data.records))
+                    got_records = True
                 if data.preferred_read_replica >= 0:
                     self._set_preferred(tp, data.preferred_read_replica)
             elif data.error == Errors.OFFSET_OUT_OF_RANGE:
@@ -305,6 +312,17 @@ class Fetcher:
                 keep.append(completed)
         self._completed = keep
         return out
+
+
+def _next_offset_after(data: bytes) -> int:
+    """The offset after the last whole batch in `data` (RecordBatch.nextOffset)."""
+    position, next_offset = 0, -1
+    while position + rb.RECORD_BATCH_OVERHEAD <= len(data):
+        header = rb.read_batch_header(data, position)
+        if position + header.size_in_bytes > len(data):
+            break
+        next_offset, position = header.next_offset, position + header.size_in_bytes
+    return next_offset
 
 
 def _decode(topic: str, partition: int, data: bytes, position: int) -> list[ConsumedRecord]:

@@ -64,6 +64,7 @@ BOUNDS: dict[str, Bound] = {
     "group.min.session.timeout.ms": _ms(0, INT_MAX, "GroupCoordinatorConfig (no validator)"),
     "group.max.session.timeout.ms": _ms(0, INT_MAX, "GroupCoordinatorConfig (no validator)"),
     "log.segment.delete.delay.ms": _ms(0, LONG_MAX, "ServerLogConfigs atLeast(0)"),
+    "log.cleaner.backoff.ms": _ms(1, LONG_MAX, "CleanerConfig atLeast(0)", lab=True),
     "leader.imbalance.check.interval.seconds": Bound(1, LONG_MAX // 1000, "ReplicationConfigs atLeast(1)"),
     "leader.imbalance.per.broker.percentage": Bound(0, INT_MAX, "ReplicationConfigs (no validator)"),
     # the lab's simulated network (not Kafka's): a 0 ms hop lets a fetch with no wait loop in one instant
@@ -80,6 +81,10 @@ BOUNDS: dict[str, Bound] = {
     "max.message.bytes": Bound(0, INT_MAX, "LogConfig atLeast(0)"),
     "flush.messages": Bound(1, LONG_MAX, "LogConfig atLeast(1)"),
     "flush.ms": _ms(0, LONG_MAX, "LogConfig atLeast(0)"),
+    "min.cleanable.dirty.ratio": Bound(0, 1, "LogConfig between(0, 1)"),
+    "min.compaction.lag.ms": _ms(0, LONG_MAX, "LogConfig atLeast(0)"),
+    "max.compaction.lag.ms": _ms(1, LONG_MAX, "LogConfig atLeast(1)"),
+    "delete.retention.ms": _ms(0, LONG_MAX, "LogConfig atLeast(0)"),
     # clients (clients/.../producer/ProducerConfig.java, consumer/ConsumerConfig.java, CommonClientConfigs)
     "request.timeout.ms": _ms(1, INT_MAX, "CommonClientConfigs atLeast(0)", lab=True),
     "retry.backoff.ms": _ms(0, LONG_MAX, "CommonClientConfigs atLeast(0)"),

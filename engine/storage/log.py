@@ -76,7 +76,9 @@ from engine.storage.log_validator import (
 from engine.storage.segment import LOG_SUFFIX, Location, LogSegment, ScanStep
 
 SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex)$")
-STRAY_SUFFIXES = (".deleted", ".cleaned", ".swap")
+# Kafka's LogFileUtils suffixes: a segment the cleaner is writing, one being swapped in, one on its way out.
+CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, DELETED_FILE_SUFFIX = ".cleaned", ".swap", ".deleted"
+STRAY_SUFFIXES = (DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
 DEFAULT_MAX_READ_BYTES = 1024 * 1024
 PRODUCER_BATCH_BYTES = 16384  # batch.size: how append(records) splits a large list into batches
 
@@ -284,11 +286,18 @@ class Log:
         """Records from `offset` on, from whole batches of one segment, at least one batch, then
         up to `max_bytes`. Records below `offset` (the same batch) are dropped, as consumers do.
         `max_offset` bounds the read (a consumer's view stops at the high watermark)."""
-        data = self.read_batches(offset, max_bytes, max_offset=max_offset).records
         limit = self.log_end_offset if max_offset is None else max_offset
-        # The log's own segments: their CRCs were checked on append (and on recovery).
-        return batch_records.decode_records(data, offset, limit, batch_records.RECORD, verify_crc=False,
-                                            keep_control=True)
+        while True:
+            fetched = self.read_batches(offset, max_bytes, max_offset=max_offset)
+            # The log's own segments: their CRCs were checked on append (and on recovery).
+            records = batch_records.decode_records(fetched.records, offset, limit, batch_records.RECORD,
+                                                   verify_crc=False, keep_control=True)
+            if records or not fetched.records or fetched.next_offset <= offset:
+                return records
+            # A compacted log's batches may hold nothing at or after `offset` (the cleaner kept an
+            # empty batch, or only records below it): go on from the batches' end, as a consumer
+            # moves to the last batch's next offset (Kafka's CompletedFetch.nextFetchOffset).
+            offset = fetched.next_offset
 
     def read_batches(self, offset: int, max_bytes: int = DEFAULT_MAX_READ_BYTES, *,
                      max_offset: int | None = None) -> FetchData:
@@ -430,6 +439,48 @@ class Log:
     def maybe_increment_log_start_offset(self, offset: int, reason: str = "requested") -> None:
         """Move the log start forward (DeleteRecords, a follower tracking its leader); never past HW."""
         self._increment_log_start_offset(min(offset, self.high_watermark), reason)
+
+    # -- compaction -------------------------------------------------------------------------
+    def create_cleaned_segment(self, base_offset: int, created_ms: int) -> LogSegment:
+        """An empty `.cleaned` segment the cleaner writes into (UnifiedLog.createNewCleanedSegment)."""
+        self._check_open()
+        return LogSegment.create(self.path, base_offset, self.config, created_ms=created_ms,
+                                 file_suffix=CLEANED_FILE_SUFFIX)
+
+    def replace_segments(self, cleaned: LogSegment, old: list[LogSegment], *, crash_at: str | None = None) -> None:
+        """Swap a cleaned segment in for `old` (consecutive, not the active one), crash-safe as Kafka's
+        LocalLog.replaceSegments: `.cleaned` -> `.swap`; the old files renamed `.deleted`, then removed
+        (Kafka removes them after file.delete.delay.ms; here at once); `.swap` -> the live name. A
+        crash between any two steps is finished or undone by the next load (`_recover_swap_files`).
+
+        `crash_at` ("swap", "deleted", "removed") stops after that step, files left as they are and
+        the log closed, for the tests that reload such a directory."""
+        self._check_open()
+        if not old or old[-1] is self.active_segment or cleaned.base_offset != old[0].base_offset:
+            raise ValueError("replace_segments takes consecutive inactive segments starting at the cleaned one's base")
+        if self._fsync:
+            cleaned.flush()   # flushed before the swap (Cleaner.cleanSegments): a `.swap` is always whole
+        cleaned.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
+        if crash_at == "swap":
+            return self._stop_mid_swap(cleaned)
+        for segment in old:
+            segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
+        if crash_at == "deleted":
+            return self._stop_mid_swap(cleaned)
+        for segment in old:
+            segment.delete()
+        if crash_at == "removed":
+            return self._stop_mid_swap(cleaned)
+        cleaned.change_file_suffixes(SWAP_FILE_SUFFIX, "")
+        first = self._segments.index(old[0])
+        self._segments[first:first + len(old)] = [cleaned]
+        self._bases[first:first + len(old)] = [cleaned.base_offset]
+
+    def _stop_mid_swap(self, cleaned: LogSegment) -> None:
+        cleaned.close()
+        for segment in self._segments:
+            segment.close()
+        self._closed = True
 
     # -- truncation -------------------------------------------------------------------------
     def truncate_to(self, offset: int) -> LogTruncated:
@@ -607,14 +658,59 @@ class Log:
         del self._bases[slot + 1:]
         return len(dropped)
 
+    def _recover_swap_files(self) -> None:
+        """Finish or undo a cleaner's swap cut short by a crash, as Kafka's LogLoader.load does:
+        `.deleted` and `.cleaned` files go (a `.swap` at or above the lowest `.cleaned` offset
+        belonged to an unfinished operation and goes too, removeTempFilesAndCollectSwapFiles); a
+        remaining `.swap` segment is complete (it was flushed before its rename), so the live
+        segments it replaces — those whose base offset lies in [its base, its next offset) — are
+        deleted and the `.swap` files renamed to their live names."""
+        names = os.listdir(self.path)
+        swaps: list[str] = []
+        cleaned_offset: int | None = None
+        for name in names:
+            full = os.path.join(self.path, name)
+            if name.endswith(DELETED_FILE_SUFFIX):
+                os.remove(full)
+            elif name.endswith(CLEANED_FILE_SUFFIX):
+                offset = _offset_of(name)
+                if offset is not None:
+                    cleaned_offset = offset if cleaned_offset is None else min(cleaned_offset, offset)
+                os.remove(full)
+            elif name.endswith(SWAP_FILE_SUFFIX):
+                swaps.append(name)
+        valid = []
+        for name in swaps:
+            offset = _offset_of(name)
+            if offset is None or (cleaned_offset is not None and offset >= cleaned_offset):
+                os.remove(os.path.join(self.path, name))
+            else:
+                valid.append(name)
+        low, high = None, None
+        for name in valid:
+            if name.endswith(LOG_SUFFIX + SWAP_FILE_SUFFIX):
+                base = int(name[:20])
+                segment = LogSegment.open_existing(self.path, base, self.config, file_suffix=SWAP_FILE_SUFFIX)
+                try:
+                    segment.scan_headers()
+                except rb.CorruptRecordError:
+                    segment.recover(self.config.max_message_bytes)
+                segment.close()
+                low = base if low is None else min(low, base)
+                high = segment.next_offset if high is None else max(high, segment.next_offset)
+        if low is not None and high is not None:
+            for name in os.listdir(self.path):
+                match = SEGMENT_FILE.match(name)
+                if match and low <= int(match.group(1)) < high:
+                    os.remove(os.path.join(self.path, name))
+        for name in valid:
+            os.replace(os.path.join(self.path, name), os.path.join(self.path, name[:-len(SWAP_FILE_SUFFIX)]))
+
     def _scan_directory(self) -> list[int]:
+        self._recover_swap_files()
         bases: set[int] = set()
         others: set[int] = set()
         for name in os.listdir(self.path):
-            full = os.path.join(self.path, name)
-            if name.endswith(STRAY_SUFFIXES):
-                os.remove(full)  # half-finished deletes or swaps from before the crash
-                continue
             match = SEGMENT_FILE.match(name)
             if not match:
                 continue
@@ -640,6 +736,11 @@ class Log:
         return (f"Log({self.path!r}, log_start_offset={self.log_start_offset}, "
                 f"high_watermark={self.high_watermark}, log_end_offset={self.log_end_offset}, "
                 f"segments={len(self._segments)})")
+
+
+def _offset_of(name: str) -> int | None:
+    """The base offset a segment file's name starts with (LogFileUtils.offsetFromFile); None if none."""
+    return int(name[:20]) if len(name) > 20 and name[:20].isdigit() and name[20] == "." else None
 
 
 def _producer_batches(records: Iterable) -> Iterable[list]:

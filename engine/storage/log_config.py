@@ -22,6 +22,9 @@ DEFAULT_INDEX_INTERVAL_BYTES = 4096
 DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
 DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 + 12  # 1048588: one 1 MiB batch plus its log overhead
 LONG_MAX = 2**63 - 1
+# Compaction (LogConfig / CleanerConfig): log.cleaner.min.cleanable.ratio, log.cleaner.delete.retention.ms.
+DEFAULT_MIN_CLEANABLE_DIRTY_RATIO = 0.5
+DEFAULT_DELETE_RETENTION_MS = 24 * 60 * 60 * 1000
 
 # The smallest segment.bytes accepted: Kafka 3.x's floor (a legacy record's overhead). Kafka 4.0
 # raised it to 1 MiB (KIP-1030); the lab keeps the old floor so a lesson can roll every few records.
@@ -58,6 +61,11 @@ class LogConfig:
     compression_gzip_level: int = -1
     compression_lz4_level: int = 9
     compression_zstd_level: int = 3
+    # Log compaction (engine.storage.cleaner; Kafka's LogConfig names and defaults).
+    min_cleanable_dirty_ratio: float = DEFAULT_MIN_CLEANABLE_DIRTY_RATIO
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    delete_retention_ms: int = DEFAULT_DELETE_RETENTION_MS
 
     @classmethod
     def from_dict(cls, config: dict | LogConfig | None) -> LogConfig:
@@ -98,10 +106,20 @@ class LogConfig:
             raise InvalidConfigError(f"cleanup.policy must be delete and/or compact, got {self.cleanup_policy!r}")
         if self.message_timestamp_type not in ("CreateTime", "LogAppendTime"):
             raise InvalidConfigError("message.timestamp.type must be CreateTime or LogAppendTime")
+        if self.min_compaction_lag_ms > self.max_compaction_lag_ms:
+            # LogConfig.validateValues' "conflict topic config setting" check.
+            raise InvalidConfigError(
+                f"conflict topic config setting min.compaction.lag.ms ({self.min_compaction_lag_ms}) > "
+                f"max.compaction.lag.ms ({self.max_compaction_lag_ms})")
         compression.parse_codec(self.compression_type, "compression.type", InvalidConfigError,
                                 compression.TOPIC_COMPRESSION_TYPES)
         for codec in compression.LEVELS:
             compression.check_level(codec, self.compression_level_of(codec), InvalidConfigError)
+
+    @property
+    def compact(self) -> bool:
+        """cleanup.policy holds compact (LogConfig.compact): the log cleaner works on this log."""
+        return "compact" in self.cleanup_policy
 
     def compression_level_of(self, codec: int) -> int | None:
         """The topic's compression.<codec>.level (None: the codec has no level)."""

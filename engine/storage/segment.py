@@ -60,14 +60,18 @@ class Location:
 
 
 class LogSegment:
-    def __init__(self, directory: str, base_offset: int, config: LogConfig, *, created_ms: int = 0) -> None:
+    def __init__(self, directory: str, base_offset: int, config: LogConfig, *, created_ms: int = 0,
+                 file_suffix: str = "") -> None:
         self.directory = directory
         self.base_offset = base_offset
         self.config = config
+        # "" for a live segment; ".cleaned" or ".swap" while the log cleaner builds and swaps one in
+        # (Kafka's LogFileUtils.CLEANED_FILE_SUFFIX / SWAP_FILE_SUFFIX after each file's own suffix).
+        self.file_suffix = file_suffix
         prefix = os.path.join(directory, filename_prefix(base_offset))
-        self.log_path = prefix + LOG_SUFFIX
-        self.index_path = prefix + INDEX_SUFFIX
-        self.time_index_path = prefix + TIME_INDEX_SUFFIX
+        self.log_path = prefix + LOG_SUFFIX + file_suffix
+        self.index_path = prefix + INDEX_SUFFIX + file_suffix
+        self.time_index_path = prefix + TIME_INDEX_SUFFIX + file_suffix
         self.offset_index = OffsetIndex(self.index_path, base_offset, config.segment_index_bytes)
         self.time_index = TimeIndex(self.time_index_path, base_offset, config.segment_index_bytes)
         self.size = 0
@@ -81,15 +85,17 @@ class LogSegment:
 
     # -- creation and loading ---------------------------------------------------------------
     @classmethod
-    def create(cls, directory: str, base_offset: int, config: LogConfig, *, created_ms: int = 0) -> LogSegment:
-        seg = cls(directory, base_offset, config, created_ms=created_ms)
+    def create(cls, directory: str, base_offset: int, config: LogConfig, *, created_ms: int = 0,
+               file_suffix: str = "") -> LogSegment:
+        seg = cls(directory, base_offset, config, created_ms=created_ms, file_suffix=file_suffix)
         for path in (seg.log_path, seg.index_path, seg.time_index_path):
             cow.create_empty(path)  # a new inode, never one a checkpoint shares (engine.storage.cow)
         return seg
 
     @classmethod
-    def open_existing(cls, directory: str, base_offset: int, config: LogConfig, *, created_ms: int = 0) -> LogSegment:
-        seg = cls(directory, base_offset, config, created_ms=created_ms)
+    def open_existing(cls, directory: str, base_offset: int, config: LogConfig, *, created_ms: int = 0,
+                      file_suffix: str = "") -> LogSegment:
+        seg = cls(directory, base_offset, config, created_ms=created_ms, file_suffix=file_suffix)
         seg.size = os.path.getsize(seg.log_path)
         return seg
 
@@ -232,6 +238,11 @@ class LogSegment:
         data = os.pread(fd, min(want, self.size - position), position)
         end, next_offset = _whole_batches_end(data, max_offset)
         return (data if end == len(data) else data[:end]), next_offset
+
+    def read_bytes(self, position: int = 0, size: int | None = None) -> bytes:
+        """The file's bytes from `position` (to the end by default): the log cleaner reads whole batches."""
+        end = self.size if size is None else min(self.size, position + size)
+        return os.pread(self._reader(), max(0, end - position), position) if end > position else b""
 
     def find_offset_by_timestamp(self, timestamp: int, start_offset: int) -> int | None:
         """First offset >= start_offset whose record timestamp >= `timestamp` (None if none here)."""
@@ -436,6 +447,23 @@ class LogSegment:
         self._close_fds()
         self.offset_index.close()
         self.time_index.close()
+
+    def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
+        """Rename the segment's three files from `old_suffix` to `new_suffix` (LogSegment.changeFileSuffixes:
+        ".cleaned" -> ".swap" -> "" as the cleaner swaps a segment in). A rename keeps the inode, so
+        a checkpoint's hard link is untouched; the descriptors are reopened by the new paths."""
+        if self.file_suffix != old_suffix:
+            raise ValueError(f"{self.log_path}: the segment's files end in {self.file_suffix!r}, not {old_suffix!r}")
+        self.sync_files()
+        self.close()
+        renamed = []
+        for path in (self.log_path, self.index_path, self.time_index_path):
+            target = path[:len(path) - len(old_suffix)] + new_suffix if old_suffix else path + new_suffix
+            os.replace(path, target)
+            renamed.append(target)
+        self.log_path, self.index_path, self.time_index_path = renamed
+        self.offset_index.path, self.time_index.path = self.index_path, self.time_index_path
+        self.file_suffix = new_suffix
 
     def delete(self) -> None:
         self.close()
