@@ -31,6 +31,11 @@ with when — recomputed for every patch, sent when it changed) and `truncations
 the recent log truncations of this line of time, each removed record lost, refetched or still on
 the leader — kept in step as the partition changes; a tracker that replaces another after a
 rewind `adopt`s its journal).
+
+The metadata layer (lab.metadata_view): `metadata` (ZooKeeper's znodes and controller, or the KRaft
+quorum's voters, active controller and each broker's metadata offset, epoch and fencing),
+`metadata_records` (KRaft's newest committed `__cluster_metadata` records, Kafka's JSON of each) and
+`controller_nodes` (KRaft's dedicated controllers, drawn beside the brokers; never `clients`).
 """
 from __future__ import annotations
 
@@ -39,9 +44,9 @@ from typing import Any
 from engine import events as ev
 from engine.cluster import Cluster
 from engine.inspect.groups import describe_groups
-from engine.replication.controller import partition_path
 from engine.storage.log import Log
 from engine.timers import pending_timers
+from lab.metadata_view import MetadataView
 from lab.truncations import TruncationJournal
 
 RECORDS_PER_REPLICA = 32
@@ -84,6 +89,7 @@ class ModelTracker:
         self._patches = 0
         self._last_known: dict[str, dict] = {}   # group -> its last description with a live coordinator
         self.truncations = TruncationJournal(cluster)
+        self.metadata = MetadataView(cluster)
 
     def adopt(self, older: ModelTracker) -> None:
         """This tracker follows a cluster that replaced `older`'s on the same line of time (a
@@ -229,6 +235,7 @@ class ModelTracker:
                   dirty: set[tuple[str, int]] | None = None) -> dict[str, Any]:
         c = self.cluster
         controller = c.controller_id()
+        controller_nodes = {server.node for server in c.controller_nodes.values()}
         out: dict[str, Any] = {
             "controller": controller,
             "brokers": [{"id": b.id, "alive": b.alive, "controller": b.id == controller,
@@ -239,11 +246,12 @@ class ModelTracker:
             "topics": [{"topic": t.name, "partitions": t.partitions, "replication_factor": t.replication_factor,
                         "config": dict(t.config), "internal": t.name.startswith("__")}
                        for t in c.topics.values()],
-            "clients": [n for n in c.network.nodes() if not n.startswith("broker-")],
+            "clients": [n for n in c.network.nodes() if not n.startswith("broker-") and n not in controller_nodes],
             "consumers": _consumers(c),
             "produced_count": len(c.produced) + sum(p.sent_count() for p in c.producers.values()),
             "timers": pending_timers(c),
             "truncations": self.truncations.section(dirty),
+            **self.metadata.sections(),
         }
         if groups:
             out["groups"] = self._groups(store)

@@ -109,6 +109,84 @@ def test_patches_keep_a_page_equal_to_the_cluster(tmp_path: Path, seed: int) -> 
     cluster.close()
 
 
+def kraft_faults(cluster: Cluster, rng: random.Random, i: int) -> None:
+    """KRaft's own faults between the workload's rounds: the active controller killed (its broker in
+    combined mode, its node when dedicated), dedicated controller nodes restarted."""
+    roll = rng.random()
+    if roll < 0.12 and cluster.controller is not None and \
+            sum(b.alive for b in cluster.brokers.values()) > 1:
+        cluster.kill_controller(rng.choice(["process", "power"]))
+    elif roll < 0.3:
+        for node_id, server in sorted(cluster.controller_nodes.items()):
+            if not server.alive:
+                cluster.restart_controller_node(node_id)
+                break
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), controllers=st.sampled_from(["combined", "dedicated"]))
+def test_patches_keep_a_page_equal_to_a_kraft_cluster(tmp_path: Path, seed: int, controllers: str) -> None:
+    cluster = Cluster(brokers=3, data_dir=tempfile.mkdtemp(dir=tmp_path), seed=seed, metadata="kraft",
+                      config={"offsets.topic.num.partitions": 3, "controller.mode": controllers})
+    tracker = ModelTracker(cluster)
+    cluster.subscribe(tracker.on_event)
+    page = tracker.full(baseline=True)
+    rng = random.Random(seed)
+    compared = []
+
+    def check(i: int) -> None:
+        kraft_faults(cluster, rng, i)
+        patch = tracker.patch()
+        if patch:
+            apply_patch(page, patch)
+        page.update(tracker.position())
+        if i % 5 == 0:
+            fresh, mine = normalised(ModelTracker(cluster).full()), normalised(page)
+            for key in fresh:
+                assert mine[key] == fresh[key], f"seed {seed} ({controllers}), round {i}: the page's {key} differs"
+            compared.append(fresh["metadata"])
+    workload(cluster, random.Random(seed), 60, check)
+    assert all(m["mode"] == "kraft" and len(m["voters"]) == 3 for m in compared)
+    assert page["metadata_records"], "the committed records of __cluster_metadata are shown"
+    assert tracker.repairs == 0, "a change reached the model without an event saying so"
+    cluster.close()
+
+
+def test_the_metadata_section_shows_each_mode(tmp_path: Path) -> None:
+    zk = Cluster(brokers=3, data_dir=str(tmp_path / "zk"), seed=1)
+    zk.create_topic("t", 1, 3)
+    metadata = ModelTracker(zk).full()["metadata"]
+    znodes = {z["path"]: z for z in metadata["znodes"]}
+    assert metadata["mode"] == "zookeeper" and metadata["controller"] == zk.controller_id()
+    assert znodes["/controller"]["ephemeral"] and znodes["/brokers/ids/2"]["ephemeral"]
+    assert json.loads(znodes["/brokers/topics/t/partitions/0/state"]["data"])["leader"] == zk.leader_of("t", 0)
+    assert not znodes["/brokers/topics/t/partitions/0/state"]["ephemeral"]
+    zk.close()
+
+    kraft = Cluster(brokers=3, data_dir=str(tmp_path / "kraft"), seed=1, metadata="kraft",
+                    config={"controller.mode": "dedicated"})
+    kraft.create_topic("t", 1, 3)
+    first = kraft.controller.node_id
+    kraft.kill_controller()
+    kraft.run_for(5_000)
+    model = ModelTracker(kraft).full()
+    metadata = model["metadata"]
+    voters = {v["id"]: v for v in metadata["voters"]}
+    assert metadata["active_controller"] == kraft.controller.node_id != first
+    leader = voters[metadata["active_controller"]]
+    assert leader["state"] == "leader" and leader["role"] == "dedicated" and leader["active"]
+    assert leader["epoch"] == kraft.controller.raft.epoch > 1
+    assert voters[first]["state"] == "down" and voters[first]["high_watermark"] is None
+    assert {n["node"] for n in model["controller_nodes"]} == {"controller-101", "controller-102", "controller-103"}
+    assert not any(name.startswith("controller-") for name in model["clients"])
+    records = model["metadata_records"]
+    assert records[-1]["offset"] == leader["high_watermark"] - 1
+    assert records[-1]["record"]["type"] == "LEADER_CHANGE" and records[-1]["control"]
+    assert any(r["record"]["type"] == "TOPIC_RECORD" and r["record"]["data"]["name"] == "t" for r in records)
+    assert all(b["metadata_offset"] >= 0 and not b["fenced"] for b in metadata["brokers"])
+    kraft.close()
+
+
 def test_a_replica_on_a_down_broker_shows_what_its_disk_holds(tmp_path: Path) -> None:
     cluster = Cluster(brokers=3, data_dir=str(tmp_path), seed=1)
     cluster.create_topic("t", 1, 3)
