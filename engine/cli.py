@@ -5,7 +5,8 @@
     python -m engine.cli kafka-topics --list | --describe [--topic t] | --alter --topic t --partitions 6
     python -m engine.cli kafka-topics --delete --topic t
     python -m engine.cli kafka-reassign-partitions --execute | --verify --reassignment-json-file plan.json
-    python -m engine.cli kafka-leader-election --election-type preferred --all-topic-partitions | --topic t --partition 0
+    python -m engine.cli kafka-leader-election --election-type preferred --all-topic-partitions
+    python -m engine.cli kafka-leader-election --election-type preferred --topic t --partition 0
     python -m engine.cli kafka-console-producer --topic t [--property parse.key=true --property key.separator=:]
     python -m engine.cli kafka-console-consumer --topic t --from-beginning [--group g] [--max-messages N]
     python -m engine.cli kafka-consumer-groups --list | --describe --group g

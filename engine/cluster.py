@@ -388,7 +388,8 @@ class Cluster:
         return self.deletion_status(topic)
 
     def _zookeeper_only(self, command: str) -> None:
-        if getattr(self, "kraft", False):   # KRaft's DeleteTopics / AlterPartitionReassignments / ElectLeaders: not wired yet
+        # KRaft's DeleteTopics / AlterPartitionReassignments / ElectLeaders are not wired in yet.
+        if getattr(self, "kraft", False):
             raise ClusterError(f"{command} runs in ZooKeeper mode only for now", Errors.INVALID_REQUEST)
 
     def deletion_status(self, topic: str) -> dict:

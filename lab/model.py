@@ -58,7 +58,9 @@ _PARTITION_KINDS = frozenset({
     "records_appended", "high_watermark_advanced", "log_truncated", "log_start_offset_moved", "leader_elected",
     "partition_offline", "leader_and_isr_applied", "isr_shrunk", "isr_expanded"})
 _EVERYTHING_KINDS = frozenset({"broker_started", "broker_crashed", "broker_session_expired", "controller_elected",
-                               "topic_created", "partitions_added"})
+                               "topic_created", "partitions_added", "topic_deletion_started", "topic_deleted",
+                               "replica_deleted", "reassignment_started", "reassignment_step",
+                               "reassignment_completed"})
 _BROKER_KINDS = frozenset({"fault_injected"})
 
 
@@ -217,6 +219,14 @@ class ModelTracker:
                 self._mirror_partitions[name] = bare
         if changed:
             out["partitions"] = changed
+        if everything:   # a deleted topic's partitions leave the browsers' model too
+            current = {label(t, p) for t, p in self.cluster.all_partitions()}
+            removed = sorted(name for name in self._mirror_partitions if name not in current)
+            if removed:
+                out["partitions_removed"] = [[self._mirror_partitions[n]["topic"], self._mirror_partitions[n]["partition"]]
+                                             for n in removed]
+                for name in removed:
+                    del self._mirror_partitions[name]
         self._dirty.clear()
         self._dirty_all = self._groups_dirty = False
         if not out:

@@ -45,9 +45,8 @@ from engine import events as ev
 from engine.common.config_values import parse_config_value
 from engine.common.topics import collision_warning
 from engine.metadata import zk
-from engine.metadata.store import MetadataStore
+from engine.metadata.store import WATCH_LATENCY_MS, MetadataStore
 from engine.metadata.zk import partition_path  # lab/ and engine.timers import it from here too
-from engine.metadata.store import WATCH_LATENCY_MS
 from engine.protocol import LeaderAndIsrRequest, PartitionState, StopReplicaPartitionState, StopReplicaRequest
 from engine.replication import reassignment as ra
 from engine.replication.topic_deletion import TopicDeletionManager
@@ -127,7 +126,7 @@ class Controller:
     def _resume_admin_work(self) -> None:
         """What a predecessor left under way or asked for (onControllerFailover: initializePartitionReassignments,
         tryTopicDeletion, pending preferred elections, the auto-rebalance task)."""
-        for (topic, partition), (replicas, adding, removing) in zk.ongoing_reassignments(self.store).items():
+        for topic, partition in zk.ongoing_reassignments(self.store):
             self.reassigning.add((topic, partition))
             self._on_partition_reassignment(topic, partition)
         self.on_reassignment_requested()

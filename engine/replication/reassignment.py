@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from engine.common.errors import Errors, KafkaError
 
@@ -159,7 +159,7 @@ def _no_unknown_keys(obj: Mapping[str, Any], known: tuple[str, ...], where: str)
                                     Errors.INVALID_REQUEST)
 
 
-def _is_whole(value: Any) -> bool:
+def _is_whole(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -20,6 +20,8 @@ const SERVER_FIELDS = {
                   config: "extra_config", INVALID_REPLICATION_FACTOR: "replication_factor",
                   TOPIC_ALREADY_EXISTS: "topic", INVALID_TOPIC_EXCEPTION: "topic", POLICY_VIOLATION: "partitions" },
   add_partitions: { topic: "topic", count: "partitions", INVALID_PARTITIONS: "partitions", POLICY_VIOLATION: "partitions" },
+  delete_topic: { topic: "topic", INVALID_TOPIC_EXCEPTION: "topic", TOPIC_DELETION_DISABLED: "topic",
+                  UNKNOWN_TOPIC_OR_PARTITION: "topic" },
   produce: { topic: "topic", values: "count", value: "value", key: "key", partition: "partition", acks: "acks",
              THROTTLING_QUOTA_EXCEEDED: "count", INVALID_TOPIC_EXCEPTION: "topic" },
   kill_broker: { broker: "broker", mode: "mode", leader_of: "leader_of", BROKER_NOT_AVAILABLE: "broker" },
@@ -269,6 +271,10 @@ export class Controls {
     this._submit("add-partitions", (form) => {
       if (!this._fine(form, addPartitionsProblems(form, this.ctx))) return;
       this.send("add_partitions", { topic: form.elements.topic.value, count: num(form.elements.partitions.value) }, { form });
+    });
+    this._submit("delete-topic", (form) => {
+      if (!this._fine(form, { topic: chosen(form, "topic", gettext("No topic yet: create one first.")) })) return;
+      this.send("delete_topic", { topic: form.elements.topic.value }, { form });
     });
     this._submit("produce", (form) => this._produce(form));
     $("[data-produce-stop]", this.root).addEventListener("click", () => this._stopRate(gettext("stopped")));

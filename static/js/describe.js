@@ -30,6 +30,19 @@ const DESCRIBE = {
     (e.previous_leader >= 0 ? say(gettext(" · was broker %(previous_leader)s"), e) : "") +
     (e.unclean ? gettext(" · UNCLEAN: committed data may be lost") : ""),
   partition_offline: (e) => say(gettext("%(tp)s is offline: no leader (%(reason)s) · ISR %(isr)s"), { ...e, tp: tp(e), isr: list(e.isr) }),
+  topic_deletion_started: (e) => say(gettext("topic %(topic)s is being deleted: StopReplica (delete) to brokers %(replicas)s"),
+    { ...e, replicas: list(e.replicas) }) +
+    (e.ineligible.length ? say(gettext(" · waits for broker(s) %(ineligible)s to come back"), { ineligible: list(e.ineligible) }) : ""),
+  topic_deleted: (e) => say(gettext("topic %(topic)s deleted: every replica gone, its znodes removed"), e),
+  replica_deleted: (e) => say(gettext("broker %(broker)s deleted its replica of %(tp)s: directory renamed %(directory)s, removed in %(removed_after_ms)s ms"),
+    { ...e, tp: tp(e) }),
+  deleted_log_removed: (e) => say(gettext("broker %(broker)s removed %(directory)s from its disk"), e),
+  reassignment_started: (e) => say(gettext("%(tp)s moves from %(original)s to %(target)s: replicas %(replicas)s, adding %(adding)s, removing %(removing)s"),
+    { ...e, tp: tp(e), original: list(e.original), target: list(e.target), replicas: list(e.replicas),
+      adding: list(e.adding), removing: list(e.removing) }),
+  reassignment_step: (e) => say(gettext("%(tp)s reassignment %(phase)s: %(description)s"), { ...e, tp: tp(e) }),
+  reassignment_completed: (e) => say(gettext("%(tp)s reassignment completed: replicas %(replicas)s, leader %(leader)s, ISR %(isr)s"),
+    { ...e, tp: tp(e), replicas: list(e.replicas), isr: list(e.isr) }),
   leader_and_isr_applied: (e) => say(gettext("broker %(broker)s is %(role)s of %(tp)s (leader %(leader)s, epoch %(leader_epoch)s, ISR %(isr)s)"),
     { ...e, tp: tp(e), isr: list(e.isr) }),
   records_appended: (e) => say(ngettext(

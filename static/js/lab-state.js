@@ -122,6 +122,7 @@ export function applyModel(view, model, frame) {
 
 export function applyPatch(view, patch) {
   setSections(view, patch);
+  for (const [topic, partition] of patch.partitions_removed || []) view.partitions.delete(partitionKey(topic, partition));
   for (const entry of Object.values(patch.partitions || {})) setPartition(view, entry, false);
   return view;
 }
