@@ -11,7 +11,13 @@ The safe setting (acks=all, min.insync.replicas=2, unclean election off, leader-
 truncation) must never fail; the unsafe ones (acks=1; unclean election on; high-watermark
 truncation) must be caught failing — proof that the checker can fail.
 
+In KRaft mode (`--metadata kraft`) the cluster has three dedicated controllers, and the schedules
+also crash and restart them and cut links between controllers and between a broker and a
+controller; one more question is asked at the end:
+- metadata: do the voters' `__cluster_metadata` logs agree on their committed prefix?
+
     python -m engine.jepsen --schedules 1000 [--acks 1] [--unclean] [--truncation high-watermark]
+                            [--metadata kraft]
 """
 from __future__ import annotations
 
@@ -35,13 +41,18 @@ class Setting:
     min_insync_replicas: int = 2
     unclean: bool = False
     truncation: str = "leader-epoch"
+    metadata: str = "zookeeper"
 
     def config(self) -> dict:
-        return {"min.insync.replicas": self.min_insync_replicas,
-                "unclean.leader.election.enable": self.unclean,
-                # shorter timeouts than Kafka's defaults: more failovers per virtual minute
-                "zookeeper.session.timeout.ms": 6000, "replica.lag.time.max.ms": 10000,
-                "request.timeout.ms": 15000}
+        config = {"min.insync.replicas": self.min_insync_replicas,
+                  "unclean.leader.election.enable": self.unclean,
+                  # shorter timeouts than Kafka's defaults: more failovers per virtual minute
+                  "zookeeper.session.timeout.ms": 6000, "replica.lag.time.max.ms": 10000,
+                  "request.timeout.ms": 15000}
+        if self.metadata == "kraft":
+            config.update({"metadata": "kraft", "controller.mode": "dedicated", "controller.count": 3,
+                           "broker.session.timeout.ms": 6000})
+        return config
 
 
 SAFE = Setting()
@@ -54,12 +65,13 @@ class Verdict:
     operations: list[str]
     lost: list[dict] = field(default_factory=list)        # acknowledged, then missing
     divergent: dict[str, list] = field(default_factory=dict)
+    metadata_divergent: dict[int, int] = field(default_factory=dict)   # voter -> its committed prefix length
     settled: bool = True
     acknowledged: int = 0
 
     @property
     def ok(self) -> bool:
-        return not self.lost and not self.divergent and self.settled
+        return not self.lost and not self.divergent and not self.metadata_divergent and self.settled
 
     def describe(self) -> str:
         if self.ok:
@@ -71,6 +83,8 @@ class Verdict:
             parts.append(f"  lost: {lost}")
         if self.divergent:
             parts.append(f"  replicas disagree: {self.divergent}")
+        if self.metadata_divergent:
+            parts.append(f"  metadata logs disagree within their committed prefixes: {self.metadata_divergent}")
         parts.append("  schedule: " + "; ".join(self.operations))
         return "\n".join(parts)
 
@@ -84,6 +98,7 @@ def run_schedule(seed: int, setting: Setting = SAFE, data_dir: str | None = None
         operations = _play(cluster, random.Random(seed), setting)
         settled = _heal_and_settle(cluster)
         verdict = check(cluster_state(cluster), setting, seed, operations)
+        verdict.metadata_divergent = metadata_disagreement(cluster)
         verdict.settled = settled
         cluster.close()
         return verdict
@@ -95,7 +110,10 @@ def run_schedule(seed: int, setting: Setting = SAFE, data_dir: str | None = None
 def _play(cluster: Cluster, rng: random.Random, setting: Setting) -> list[str]:
     operations = []
     brokers = sorted(cluster.brokers)
+    controllers = sorted(cluster.controller_nodes)
     for i in range(rng.randint(10, 24)):
+        if controllers and rng.random() < 0.3:
+            _controller_fault(cluster, rng, controllers, brokers, operations)
         roll = rng.random()
         alive = [b for b in brokers if cluster.brokers[b].alive]
         dead = [b for b in brokers if not cluster.brokers[b].alive]
@@ -135,12 +153,67 @@ def _play(cluster: Cluster, rng: random.Random, setting: Setting) -> list[str]:
     return operations
 
 
+def _controller_fault(cluster: Cluster, rng: random.Random, controllers: list[int], brokers: list[int],
+                      operations: list[str]) -> None:
+    """KRaft: crash or restart a controller, or cut or heal a link to one (a quorum partition)."""
+    roll = rng.random()
+    down = [c for c in controllers if not cluster.controller_nodes[c].alive]
+    up = [c for c in controllers if cluster.controller_nodes[c].alive]
+    if roll < 0.3 and up:
+        victim = rng.choice(up)
+        cluster.kill_controller_node(victim)
+        operations.append(f"crash controller {victim}")
+    elif roll < 0.55 and down:
+        back = rng.choice(down)
+        cluster.restart_controller_node(back)
+        operations.append(f"restart controller {back}")
+    elif roll < 0.8:
+        a = rng.choice(controllers)
+        b = rng.choice([c for c in controllers if c != a] + brokers)
+        cluster.partition_network(a, b)
+        operations.append(f"cut {a}-{b}")
+    else:
+        a = rng.choice(controllers)
+        b = rng.choice([c for c in controllers if c != a] + brokers)
+        cluster.heal_network(a, b)
+        operations.append(f"heal {a}-{b}")
+
+
+def metadata_disagreement(cluster: Cluster) -> dict[int, int]:
+    """KRaft: {} when every voter's committed metadata records agree (see `disagreement`). Always {}
+    in ZooKeeper mode."""
+    return disagreement(committed_metadata(cluster))
+
+
+def committed_metadata(cluster: Cluster) -> dict[int, list[tuple[int, bytes | None]]]:
+    """Each dedicated controller's committed `__cluster_metadata` records: (offset, value) below its HW."""
+    logs = {}
+    for node_id, server in sorted(cluster.controller_nodes.items()):
+        raft = server.raft
+        logs[node_id] = [(r.offset, r.value) for r in raft.log.records_from(0) if r.offset < raft.high_watermark]
+    return logs
+
+
+def disagreement(logs: dict[int, list[tuple[int, bytes | None]]]) -> dict[int, int]:
+    """{} when every log is a prefix of the longest one; else each log's length."""
+    if not logs:
+        return {}
+    longest = max(logs.values(), key=len)
+    if all(log == longest[:len(log)] for log in logs.values()):
+        return {}
+    return {node: len(log) for node, log in logs.items()}
+
+
 def _heal_and_settle(cluster: Cluster) -> bool:
     brokers = sorted(cluster.brokers)
-    for a in brokers:
-        for b in brokers:
-            if a < b and cluster.network.is_cut(f"broker-{a}", f"broker-{b}"):
+    nodes = [cluster._node(n) for n in brokers + sorted(cluster.controller_nodes)]
+    for a in nodes:
+        for b in nodes:
+            if a < b and cluster.network.is_cut(a, b):
                 cluster.heal_network(a, b)
+    for node_id, server in sorted(cluster.controller_nodes.items()):
+        if not server.alive:
+            cluster.restart_controller_node(node_id)
     for b in brokers:
         if not cluster.brokers[b].alive:
             cluster.restart_broker(b)
@@ -181,9 +254,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--unclean", action="store_true")
     parser.add_argument("--min-insync", type=int, default=2)
     parser.add_argument("--truncation", default="leader-epoch", choices=["leader-epoch", "high-watermark"])
+    parser.add_argument("--metadata", default="zookeeper", choices=["zookeeper", "kraft"])
     parser.add_argument("--verbose", action="store_true", help="print every verdict, not only failures")
     args = parser.parse_args(argv)
-    setting = Setting(args.acks, args.min_insync, args.unclean, args.truncation)
+    setting = Setting(args.acks, args.min_insync, args.unclean, args.truncation, args.metadata)
     failures = 0
     for seed in range(args.first_seed, args.first_seed + args.schedules):
         verdict = run_schedule(seed, setting)

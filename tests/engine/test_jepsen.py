@@ -60,3 +60,35 @@ def test_failed_and_acks_0_records_do_not_count():
     produced = [{"value": "x", "offset": -1, "acked": False, "acks": -1},
                 {"value": "y", "offset": -1, "acked": True, "acks": 0}]
     assert jepsen.check(_state({1: ["a"]}, 1, 1, produced), jepsen.SAFE).ok
+
+
+# KRaft mode: three dedicated controllers, and schedules that also crash them and cut the quorum.
+KRAFT = jepsen.Setting(metadata="kraft")
+KRAFT_CI_SCHEDULES = 40
+
+
+def test_kraft_acks_all_with_min_isr_2_never_loses_diverges_or_splits_the_metadata_log():
+    verdicts = [jepsen.run_schedule(seed, KRAFT) for seed in range(KRAFT_CI_SCHEDULES)]
+    failures = [v.describe() for v in verdicts if not v.ok]
+    assert not failures, "\n".join(failures)
+    # the schedules did exercise the quorum: controllers crashed and links to them were cut
+    operations = " ".join(op for v in verdicts for op in v.operations)
+    assert "crash controller" in operations and "cut 10" in operations
+
+
+def test_the_checker_finds_acknowledged_loss_with_acks_1_in_kraft():
+    verdict = _first_failure(jepsen.Setting(acks=1, metadata="kraft"))
+    assert verdict.lost and verdict.settled
+
+
+def test_the_metadata_check_fails_on_logs_that_disagree(tmp_path):
+    from engine.cluster import Cluster
+    cluster = Cluster(3, str(tmp_path), seed=1, config=KRAFT.config())
+    cluster.create_topic("t", partitions=1, replication_factor=3)
+    logs = jepsen.committed_metadata(cluster)
+    assert sorted(logs) == [101, 102, 103] and all(logs.values())
+    assert jepsen.disagreement(logs) == {}
+    # One voter with another value at a committed offset: the prefixes no longer agree.
+    offset, _ = logs[102][-1]
+    logs[102][-1] = (offset, b"\x01forged")
+    assert set(jepsen.disagreement(logs)) == {101, 102, 103}
