@@ -9,6 +9,16 @@ movement, acks. Beside them, the same batches appended to one Log (no cluster), 
 End-to-end latency: one record at a time, RF=3 acks=all, from produce() until a consumer can
 read it (below the leader's HW) — wall-clock ms (what this machine spends) and virtual ms (what
 the modelled cluster takes: network delays, fetch round trips).
+
+Failover, in each metadata mode measured: kill the leader of an RF=3 partition (min.insync.replicas
+2) and time until a new leader has taken over and answered an acks=all produce — virtual ms (the
+modelled cluster: ZooKeeper's session time-out, or KRaft's broker session time-out, then the
+election and its propagation) and wall ms (what this machine spends simulating it). Both with
+Kafka's defaults (zookeeper.session.timeout.ms 18 s; broker.session.timeout.ms 9 s).
+
+`--metadata kraft` runs the produce runs and the failover in KRaft mode (3 brokers, combined
+controllers) beside ZooKeeper mode's, in the same run, with the ratio of each KRaft figure to
+its ZooKeeper counterpart.
 """
 from __future__ import annotations
 
@@ -31,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--records", type=int, default=300_000, help="records per run (default 300,000)")
     parser.add_argument("--latency-samples", type=int, default=300)
     parser.add_argument("--dir", default=None)
+    parser.add_argument("--metadata", default="zookeeper", choices=["zookeeper", "kraft"],
+                        help="kraft: also run every produce run and the failover in KRaft mode, beside ZooKeeper's")
+    parser.add_argument("--failovers", type=int, default=5, help="leader kills per mode (default 5)")
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -42,8 +55,19 @@ def run(args: argparse.Namespace) -> dict:
         payload = [(None, b"x" * 100)] * records_per_batch
         result = {"records": n, "batches": batches, "record_bytes": 100}
         result["log_only_rps"] = _log_only(scratch, payload, batches)
-        for name, rf, acks in (("rf1_acks1", 1, 1), ("rf3_acks1", 3, 1), ("rf3_acksall", 3, -1)):
-            result[f"{name}_rps"] = _produce_run(os.path.join(scratch, name), payload, batches, rf, acks)
+        modes = ["zookeeper"] + (["kraft"] if getattr(args, "metadata", "zookeeper") == "kraft" else [])
+        for mode in modes:
+            prefix = "" if mode == "zookeeper" else "kraft_"
+            for name, rf, acks in (("rf1_acks1", 1, 1), ("rf3_acks1", 3, 1), ("rf3_acksall", 3, -1)):
+                result[f"{prefix}{name}_rps"] = _produce_run(os.path.join(scratch, prefix + name), payload, batches,
+                                                             rf, acks, mode)
+            virtual_ms, wall_ms = [], []
+            for i in range(getattr(args, "failovers", 5)):
+                v, w = _failover(os.path.join(scratch, f"{prefix}failover-{i}"), mode, seed=i)
+                virtual_ms.append(v)
+                wall_ms.append(w)
+            result[f"{prefix}failover_virtual_ms"] = _pct(virtual_ms, 50)
+            result[f"{prefix}failover_wall_ms"] = _pct(wall_ms, 50)
         wall, virtual = _latency(os.path.join(scratch, "latency"), args.latency_samples)
         result.update(e2e_p50_ms=_pct(wall, 50), e2e_p99_ms=_pct(wall, 99),
                       virtual_e2e_p50_ms=_pct(virtual, 50), virtual_e2e_p99_ms=_pct(virtual, 99))
@@ -63,8 +87,8 @@ def _log_only(scratch: str, payload: list, batches: int) -> float:
     return batches * len(payload) / elapsed
 
 
-def _produce_run(data_dir: str, payload: list, batches: int, rf: int, acks: int) -> float:
-    cluster = Cluster(3, data_dir, seed=1)
+def _produce_run(data_dir: str, payload: list, batches: int, rf: int, acks: int, metadata: str = "zookeeper") -> float:
+    cluster = Cluster(3, data_dir, seed=1, metadata=metadata)
     cluster.create_topic("bench", 1, rf, replica_assignment=[[1, 2, 3][:rf]])
     cluster.run_until_idle()
     started = time.perf_counter()
@@ -84,6 +108,36 @@ def _produce_run(data_dir: str, payload: list, batches: int, rf: int, acks: int)
         raise AssertionError(f"bench run lost records: {failed[:3]} HW={leader.high_watermark}")
     cluster.close()
     return batches * len(payload) / elapsed
+
+
+def _failover(data_dir: str, metadata: str, seed: int) -> tuple[int, float]:
+    """Kill the partition's leader; (virtual ms, wall ms) until another broker leads it and has
+    answered an acks=all produce."""
+    cluster = Cluster(3, data_dir, seed=seed, metadata=metadata, config={"min.insync.replicas": 2})
+    cluster.create_topic("failover", 1, 3, replica_assignment=[[1, 2, 3]])
+    cluster.produce("failover", None, b"x" * 100, partition=0, acks=-1)
+    cluster.run_until_idle()
+    cluster.run_for(1000 + 500 * seed)      # kills at different points of the heartbeat cycle
+    started, started_virtual = time.perf_counter(), cluster.now_ms
+    cluster.kill_broker(1)
+
+    def new_leader_ready() -> bool:
+        state = cluster.metadata.partition_state("failover", 0)
+        if state is None or state["leader"] in (1, -1):
+            return False
+        part = cluster.brokers[state["leader"]].partitions.get(("failover", 0))
+        return part is not None and part.role == "leader" and part.leader_epoch == state["leader_epoch"]
+    if not cluster.scheduler.run(until_ms=cluster.now_ms + 120_000, stop=new_leader_ready):
+        raise AssertionError(f"{metadata}: no new leader within 120 s of virtual time")
+    sent = cluster.produce("failover", None, b"after", partition=0, acks=-1)
+    if not cluster.scheduler.run(until_ms=cluster.now_ms + 60_000, stop=lambda: sent.acked is not None):
+        raise AssertionError(f"{metadata}: the produce after the failover was never answered")
+    cluster.bus.drain()
+    if not sent.acked:
+        raise AssertionError(f"{metadata}: the produce after the failover failed: {sent.error}")
+    result = cluster.now_ms - started_virtual, (time.perf_counter() - started) * 1000
+    cluster.close()
+    return result
 
 
 def _latency(data_dir: str, samples: int) -> tuple[list[float], list[float]]:
@@ -127,4 +181,16 @@ def report(r: dict) -> str:
     lines.append(f"  end-to-end produce->readable, RF=3 acks=all: wall p50 {r['e2e_p50_ms']:.2f} ms, "
                  f"p99 {r['e2e_p99_ms']:.2f} ms; modelled p50 {r['virtual_e2e_p50_ms']:.0f} ms, "
                  f"p99 {r['virtual_e2e_p99_ms']:.0f} ms")
+    lines.append(f"  leader kill -> new leader usable (ZooKeeper mode, median): {r['failover_virtual_ms']:,} virtual ms, "
+                 f"{r['failover_wall_ms']:,.0f} wall ms")
+    if "kraft_rf3_acks1_rps" in r:
+        lines.append("  KRaft mode (combined controllers), beside ZooKeeper mode's in this run:")
+        for key, label in (("rf1_acks1_rps", "RF=1 acks=1"), ("rf3_acks1_rps", "RF=3 acks=1"),
+                           ("rf3_acksall_rps", "RF=3 acks=all")):
+            lines.append(f"    {label:<32} {r['kraft_' + key]:>12,.0f} records/s   "
+                         f"{r['kraft_' + key] / r[key]:.2f} of ZooKeeper mode's")
+        lines.append(f"    leader kill -> new leader usable (median): {r['kraft_failover_virtual_ms']:,} virtual ms "
+                     f"({r['kraft_failover_virtual_ms'] / r['failover_virtual_ms']:.2f} of ZooKeeper mode's), "
+                     f"{r['kraft_failover_wall_ms']:,.0f} wall ms "
+                     f"({r['kraft_failover_wall_ms'] / r['failover_wall_ms']:.2f} of ZooKeeper mode's)")
     return "\n".join(lines)

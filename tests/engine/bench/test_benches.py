@@ -54,3 +54,17 @@ def test_compression_bench_measures_each_codec_against_none_in_the_same_run():
     assert set(codecs) == {"none", "gzip", "snappy", "lz4", "zstd", "gzip->zstd"}
     assert all(c["rps"] > 0 for c in codecs.values())
     assert all(codecs[c]["wire_bytes"] < codecs["none"]["wire_bytes"] for c in codecs if c != "none")
+
+
+def test_cluster_bench_with_kraft_prints_both_modes_and_their_failover_times():
+    done = subprocess.run([sys.executable, "-m", "engine.bench", "cluster", "--records", "2000",
+                           "--latency-samples", "5", "--failovers", "2", "--metadata", "kraft", "--json"],
+                          capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    for key in ("rf3_acks1_rps", "kraft_rf3_acks1_rps", "kraft_rf3_acksall_rps", "failover_wall_ms",
+                "kraft_failover_wall_ms"):
+        assert result[key] > 0
+    # ZooKeeper mode waits out zookeeper.session.timeout.ms (18 s); KRaft fences after at most
+    # broker.session.timeout.ms (9 s) from the last heartbeat.
+    assert 18_000 <= result["failover_virtual_ms"] < 20_000
+    assert 7_000 <= result["kraft_failover_virtual_ms"] < 10_000
