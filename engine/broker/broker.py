@@ -787,6 +787,9 @@ class Broker:
             if partition is not None and partition.role != "none" and ps.leader_epoch == partition.leader_epoch \
                     and ps.partition_epoch <= partition.partition_epoch:
                 continue     # already applied (its own AlterPartition answer came first)
+            if partition is not None and self.kraft.altered(partition, ps):
+                changed += 1
+                continue     # its own AlterPartition, committed: applied as that request's answer
             self._apply_partition_state(ps)
             changed += 1
         return changed

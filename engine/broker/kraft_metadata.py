@@ -48,7 +48,8 @@ class KRaftBrokerMetadata:
         self.fenced = True
         self.incarnation_id = ""
         self._heartbeat_timer: Any = None
-        self._alter_in_flight: set[tuple[str, int]] = set()
+        # AlterPartition requests waiting: partition -> (the ISR asked for, what to do once it is in)
+        self._alter_in_flight: dict[tuple[str, int], tuple[list[int], Callable[[bool], None]]] = {}
 
     # -- life cycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -56,7 +57,7 @@ class KRaftBrokerMetadata:
         broker = self.broker
         self.image = MetadataImage()
         self.broker_epoch, self.fenced = -1, True
-        self._alter_in_flight = set()
+        self._alter_in_flight = {}
         self.incarnation_id = _incarnation_id(broker.rng("incarnation-id"))
         self.raft = RaftClient(broker.process, broker.id, self.voters,
                                os.path.join(broker.data_dir, METADATA_DIR), self.quorum_config, self,
@@ -171,13 +172,15 @@ class KRaftBrokerMetadata:
         topic = self.image.topics.get(partition.topic)
         if topic is None:
             return
-        self._alter_in_flight.add(key)
+        self._alter_in_flight[key] = (list(new_isr), on_done)
         request = m.AlterPartitionRequest(self.broker.id, self.broker_epoch, partition.topic, topic.topic_id,
                                           partition.partition, partition.leader_epoch, list(new_isr),
                                           partition.partition_epoch)
 
         def answered(response: Any) -> None:
-            self._alter_in_flight.discard(key)
+            if key not in self._alter_in_flight:
+                return      # the committed change came through the metadata log first (altered())
+            del self._alter_in_flight[key]
             ok = response.error == Errors.NONE and partition.role == "leader" \
                 and response.leader_epoch == partition.leader_epoch \
                 and response.partition_epoch > partition.partition_epoch
@@ -186,7 +189,22 @@ class KRaftBrokerMetadata:
                 partition.partition_epoch = response.partition_epoch
             on_done(ok)
         self._send(request, answered, {"topic": partition.topic, "partition": partition.partition,
-                                       "isr": list(new_isr)}, lambda: self._alter_in_flight.discard(key))
+                                       "isr": list(new_isr)}, lambda: self._alter_in_flight.pop(key, None))
+
+    def altered(self, partition: Any, state: Any) -> bool:
+        """The metadata log brought a change of a partition this broker leads: if it is the ISR its
+        AlterPartition asked for (same leader epoch), take it as that request's answer — whichever of
+        the two arrives first. True when it did."""
+        key = (partition.topic, partition.partition)
+        waiting = self._alter_in_flight.get(key)
+        if waiting is None or partition.role != "leader" or state.leader_epoch != partition.leader_epoch \
+                or state.leader != self.broker.id or list(state.isr) != waiting[0]:
+            return False
+        del self._alter_in_flight[key]
+        partition.isr = list(state.isr)
+        partition.partition_epoch = state.partition_epoch
+        waiting[1](True)
+        return True
 
     def create_topic(self, name: str, assignment: list[list[int]], config: dict, topic_id: str) -> None:
         """CreateTopics to the controller (what a broker's auto topic creation forwards)."""

@@ -1,4 +1,10 @@
-"""Every built-in scenario, with the outcome it exists to show."""
+"""Every built-in scenario, with the outcome it exists to show — in both metadata modes.
+
+The replication outcomes do not depend on where the metadata lives, so each is checked in
+ZooKeeper mode (the scenarios' own) and in KRaft mode. KRaft runs them with dedicated controllers:
+the scenarios kill brokers, and in combined mode killing two of three brokers would also take the
+controller quorum down (tests/engine/controller and the KRaft scenarios show that on purpose).
+"""
 from __future__ import annotations
 
 import pytest
@@ -7,9 +13,17 @@ from engine.scenarios import load_scenario, run_scenario
 from engine.scenarios.runner import builtin_names
 
 
-def run(name, tmp_path):
+MODES = ["zookeeper", "kraft"]
+
+
+def run(name, tmp_path, metadata="zookeeper"):
     events = []
-    cluster, result = run_scenario(load_scenario(name), str(tmp_path / name), trace=events.append)
+    scenario = load_scenario(name)
+    if metadata == "kraft":
+        cluster = scenario.setdefault("cluster", {})
+        cluster["metadata"] = "kraft"
+        cluster["config"] = {**(cluster.get("config") or {}), "controller.mode": "dedicated"}
+    cluster, result = run_scenario(scenario, str(tmp_path / name), trace=events.append)
     cluster.close()
     return result, events
 
@@ -27,8 +41,9 @@ def produced(result, value):
     return next(r for r in result["produced"] if r["value"] == value)
 
 
-def test_the_notes_hw_story_loses_the_old_leaders_record_6(tmp_path):
-    result, events = run("hw-truncation-story", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_the_notes_hw_story_loses_the_old_leaders_record_6(tmp_path, metadata):
+    result, events = run("hw-truncation-story", tmp_path, metadata)
     expected = ["m1", "m2", "m3", "m4", "m5", "m6'", "m7"]
     for broker in (1, 2, 3):
         assert values(result, broker) == expected
@@ -43,8 +58,9 @@ def test_the_notes_hw_story_loses_the_old_leaders_record_6(tmp_path):
     assert produced(result, "m6")["acked"] is True  # acks=1 acknowledged it — and it is gone
 
 
-def test_kip101_loss_under_hw_truncation_drops_an_acknowledged_record(tmp_path):
-    result, events = run("kip101-data-loss", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_kip101_loss_under_hw_truncation_drops_an_acknowledged_record(tmp_path, metadata):
+    result, events = run("kip101-data-loss", tmp_path, metadata)
     assert produced(result, "m2")["acked"] is True
     assert values(result, 1) == values(result, 2) == ["m1"]
     assert partition(result)["leader"] == 1
@@ -52,30 +68,34 @@ def test_kip101_loss_under_hw_truncation_drops_an_acknowledged_record(tmp_path):
                and [r["value"] for r in e.removed] == ["m2"] for e in events)
 
 
-def test_kip101_loss_does_not_happen_with_leader_epochs(tmp_path):
-    result, events = run("kip101-data-loss-fixed", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_kip101_loss_does_not_happen_with_leader_epochs(tmp_path, metadata):
+    result, events = run("kip101-data-loss-fixed", tmp_path, metadata)
     assert produced(result, "m2")["acked"] is True
     assert values(result, 1) == values(result, 2) == ["m1", "m2"]
     assert not any(e.kind == "log_truncated" and e.removed for e in events)
 
 
-def test_kip101_divergence_under_hw_truncation_leaves_different_records_at_one_offset(tmp_path):
-    result, _ = run("kip101-divergence", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_kip101_divergence_under_hw_truncation_leaves_different_records_at_one_offset(tmp_path, metadata):
+    result, _ = run("kip101-divergence", tmp_path, metadata)
     assert values(result, 1) == ["m1", "m2"]
     assert values(result, 2) == ["m1", "m3"]
     p = partition(result)
     assert p["replica_states"]["1"]["log_end_offset"] == p["replica_states"]["2"]["log_end_offset"] == 2
 
 
-def test_kip101_divergence_is_repaired_with_leader_epochs(tmp_path):
-    result, events = run("kip101-divergence-fixed", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_kip101_divergence_is_repaired_with_leader_epochs(tmp_path, metadata):
+    result, events = run("kip101-divergence-fixed", tmp_path, metadata)
     assert values(result, 1) == values(result, 2) == ["m1", "m3"]
     cut = next(e for e in events if e.kind == "log_truncated" and e.broker == 1)
     assert cut.reason == "leader-epoch" and [r["value"] for r in cut.removed] == ["m2"]
 
 
-def test_a_lagging_follower_leaves_the_isr_and_comes_back(tmp_path):
-    result, events = run("isr-shrink-expand", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_a_lagging_follower_leaves_the_isr_and_comes_back(tmp_path, metadata):
+    result, events = run("isr-shrink-expand", tmp_path, metadata)
     shrunk = next(e for e in events if e.kind == "isr_shrunk")
     expanded = next(e for e in events if e.kind == "isr_expanded")
     assert shrunk.removed == [3] and shrunk.isr == [1, 2]
@@ -86,8 +106,9 @@ def test_a_lagging_follower_leaves_the_isr_and_comes_back(tmp_path):
     assert partition(result)["isr"] == [1, 2, 3] and values(result, 3) == ["m1", "m2", "m3", "m4", "m5"]
 
 
-def test_unclean_election_loses_acknowledged_records(tmp_path):
-    result, events = run("unclean-election-loss", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_unclean_election_loses_acknowledged_records(tmp_path, metadata):
+    result, events = run("unclean-election-loss", tmp_path, metadata)
     assert produced(result, "m2")["acked"] and produced(result, "m3")["acked"]
     elected = next(e for e in events if e.kind == "leader_elected" and e.leader == 3)
     assert elected.unclean and elected.reason == "unclean"
@@ -95,8 +116,9 @@ def test_unclean_election_loses_acknowledged_records(tmp_path):
         assert values(result, broker) == ["m1", "m4"]
 
 
-def test_acks_compared_shows_each_setting_s_contract(tmp_path):
-    result, _ = run("acks-compared", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_acks_compared_shows_each_setting_s_contract(tmp_path, metadata):
+    result, _ = run("acks-compared", tmp_path, metadata)
     assert produced(result, "healthy-acks0") == {**produced(result, "healthy-acks0"), "acked": True, "offset": -1}
     assert produced(result, "healthy-acksall")["acked"]
     assert produced(result, "stalled-acks1")["acked"]            # answered after the leader's write...
