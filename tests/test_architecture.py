@@ -28,8 +28,8 @@ LAYERS: dict[str, tuple[int, tuple[str, ...]]] = {
     "network": (1, ("engine.network",)),
     "metadata": (1, ("engine.metadata",)),
     "node": (2, ("engine.node",)),
+    "raft": (2, ("engine.raft",)),   # KRaft's consensus layer (KIP-595): storage, sim, events; below the controller
     "replication": (3, ("engine.replication",)),
-    "raft": (3, ("engine.raft",)),                   # KRaft's consensus layer (KIP-595): storage, node, events
     "controller": (3, ("engine.controller",)),       # KRaft's quorum controller (its Raft client is passed in)
     "groups.broker": (3, ("engine.groups.coordinator", "engine.groups.group")),
     "broker": (4, ("engine.broker",)),

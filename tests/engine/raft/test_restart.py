@@ -108,3 +108,23 @@ def test_a_voter_refuses_a_candidate_whose_log_is_behind(tmp_path) -> None:
         candidate_id=leader.node_id, candidate_epoch=epoch + 1, last_offset_epoch=epoch,
         last_offset=voter.raft.log_end_offset))
     assert up_to_date.vote_granted
+
+
+def test_a_restarted_leaders_end_quorum_epoch_lets_its_followers_elect_without_waiting_out_the_fetch_timeout(
+        tmp_path) -> None:
+    quorum = Quorum(str(tmp_path), voters=3, seed=17).start()
+    quorum.run_until(quorum.has_stable_leader, 20_000)
+    leader = quorum.leader()
+    assert leader is not None
+    epoch = leader.raft.epoch
+
+    quorum.crash(leader.node_id)
+    restarted_at = quorum.scheduler.now_ms
+    quorum.restart(leader.node_id)
+    assert quorum.run_until(lambda: any(n.raft.epoch > epoch for n in quorum.running()), 10_000)
+
+    # Resigned, it sent EndQuorumEpoch with no successors: a follower stands at once, where without
+    # it the follower would wait fetch.timeout.ms after its last answer (at least 2000 - 500 ms).
+    started = [e for e in quorum.events_of(ev.RaftElectionStarted) if e.epoch == epoch + 1]
+    assert started and started[0].time_ms - restarted_at < 100
+    assert any(m.api == "EndQuorumEpoch" for m in quorum.events_of(ev.MessageSent))
