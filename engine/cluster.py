@@ -212,8 +212,17 @@ class Cluster:
 
     def _can_replicate(self, follower: int, leader: int) -> bool:
         broker = self.brokers[follower]
+        if self.kraft and not self._reaches_active_controller(broker):
+            return False    # it cannot learn from the metadata log whom to follow
         return broker.alive and not broker.fetchers_paused and \
             not self.network.is_cut(broker.node, self.brokers[leader].node)
+
+    def _reaches_active_controller(self, broker: Broker) -> bool:
+        active = self.controller
+        if active is None or broker.kraft is None:
+            return True
+        node = broker.kraft.voters.get(active.node_id)
+        return node is None or node == broker.node or not self.network.is_cut(broker.node, node)
 
     # -- events -----------------------------------------------------------------------------
     def subscribe(self, callback: Callable[[ev.Event], None]) -> Callable[[], None]:

@@ -35,11 +35,10 @@ from typing import Any, Protocol
 
 from engine import events as ev
 from engine.common.config_values import parse_config_value
-from engine.common.errors import Errors
+from engine.common.errors import Errors, KafkaError
 from engine.controller import messages as m
 from engine.controller.partition_change import Election, build_change, preferred_election
 from engine.metadata import records as mr
-from engine.raft.client import NotLeaderError
 from engine.metadata.image import FENCE, NO_LEADER, NO_LEADER_CHANGE, UNFENCE, MetadataImage
 from engine.storage.errors import InvalidConfigError
 
@@ -164,7 +163,7 @@ class QuorumController:
         which fails what waited and drops the records from the image."""
         try:
             written = self.raft.append([mr.encode(r) for r in records])
-        except NotLeaderError:
+        except KafkaError:      # the Raft client's NotLeaderError
             self._renounce("no longer the Raft leader")
             return
         assert written == last, (written, last)
