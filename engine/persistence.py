@@ -7,6 +7,11 @@
                                      controller epoch — the source of truth (engine/metadata/zk.py)
     <data_dir>/broker-N/…            each broker's logs and checkpoints (written as it runs)
 
+In KRaft mode (config `metadata: kraft`) there is no ZooKeeper: the metadata is the
+`__cluster_metadata` log in each controller's data dir (`broker-N/__cluster_metadata-0/` in combined
+mode, `controller-10N/...` for dedicated controllers), and opening the cluster replays it; the
+zookeeper file is written empty.
+
 Ephemeral nodes (broker registrations, /controller) die with the process, as a ZooKeeper
 session would. Opening a saved cluster starts its brokers on their data dirs: each recovers
 its logs (from its checkpoints, or fully after a crash), a controller is elected and sends every
@@ -71,7 +76,8 @@ def open_cluster(data_dir: str, *, on_event: Callable[[ev.Event], None] | None =
 
     def restore(cluster: Cluster) -> None:
         cluster.scheduler.advance_to(int(saved["now_ms"]))
-        _restore_nodes(cluster, saved, nodes)
+        if not cluster.kraft:      # KRaft: the controllers replay their metadata logs instead
+            _restore_nodes(cluster, saved, nodes)
 
     cluster = Cluster(int(saved["brokers"]), data_dir, int(saved["seed"]), config=saved["config"],
                       truncation=saved["truncation"], on_event=on_event, restore=restore)

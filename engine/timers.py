@@ -45,7 +45,7 @@ LAGGING_AFTER_MS = 1000
 # A member or consumer has "stopped heartbeating" after this many heartbeat intervals of silence.
 MISSED_HEARTBEATS = 2
 # Timers due at the same instant, in the order they act (the session expires, then the controller...).
-KIND_ORDER = ("session_expiry", "controller_election", "leader_election", "isr_shrink", "produce_timeout",
+KIND_ORDER = ("session_expiry", "broker_fencing", "controller_election", "leader_election", "isr_shrink", "produce_timeout",
               "initial_rebalance_delay", "rebalance_timeout", "sync_timeout", "member_session",
               "poll_timeout")
 
@@ -83,7 +83,32 @@ def _session_deadlines(cluster: Cluster) -> dict[int, int]:
     return out
 
 
+def _broker_fencing(cluster: Cluster) -> list[dict]:
+    """KRaft: when the active controller fences each broker whose heartbeats stopped (its session
+    timer runs from the last heartbeat it had), and what that moves."""
+    active = cluster.controller
+    if active is None:
+        return []
+    setting, timeout = "broker.session.timeout.ms", cluster.broker_config.broker_session_timeout_ms
+    out = []
+    for broker_id, entry in sorted(active._sessions.items()):
+        broker = cluster.brokers.get(broker_id)
+        registration = active.image.brokers.get(broker_id)
+        if broker is None or entry is None or entry.cancelled or registration is None or registration.fenced:
+            continue
+        if broker.alive and cluster._reaches_active_controller(broker):
+            continue    # it heartbeats: its session keeps being renewed
+        due = entry.time_ms
+        out.append(_timer("broker_fencing", f"broker-{broker_id}", due, setting, timeout,
+                          f"Broker {broker_id} sends the controller no heartbeats: "
+                          f"{_seconds(timeout)} after the last one the controller fences it"))
+        out += _controller_moves(cluster, broker_id, due, setting, timeout)
+    return out
+
+
 def _broker_sessions(cluster: Cluster) -> list[dict]:
+    if cluster.kraft:
+        return _broker_fencing(cluster)
     setting, timeout = "zookeeper.session.timeout.ms", cluster.broker_config.zookeeper_session_timeout_ms
     controller = cluster.controller_id()
     out = []
@@ -114,16 +139,19 @@ def _controller_moves(cluster: Cluster, broker_id: int, due: int, setting: str, 
             followed_internal += internal
             followed += [] if internal else [(topic, p)]
     out = []
+    # KRaft: the controller itself sees the heartbeats stop; ZooKeeper mode: ZooKeeper tells it.
+    how = "fences it and" if cluster.kraft else ", told by ZooKeeper that the session expired,"
+    until = "it is fenced" if cluster.kraft else "its session expires"
     if led or led_internal:
         out.append(_timer("leader_election", _names(led, led_internal), due, setting, timeout,
                           f"Broker {broker_id} led {_names(led, led_internal)}: nobody answers for "
-                          f"{'it' if len(led) + led_internal == 1 else 'them'} until the controller, told by "
-                          f"ZooKeeper that the session expired, elects a new leader from the ISR"))
+                          f"{'it' if len(led) + led_internal == 1 else 'them'} until the controller"
+                          f"{' ' if cluster.kraft else ''}{how} elects a new leader from the ISR"))
     if followed or followed_internal:
         out.append(_timer("isr_shrink", f"{_names(followed, followed_internal)}: broker {broker_id}", due, setting,
                           timeout,
                           f"Broker {broker_id} stays in the ISR of {_names(followed, followed_internal)} until "
-                          f"its session expires; then the controller removes it"))
+                          f"{until}; then the controller removes it"))
     return out
 
 

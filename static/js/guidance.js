@@ -41,6 +41,8 @@ function nodeName(node) {
 // (The subjects are the engine's, engine/timers.py: "broker-1", "t-0: broker 3", "c1 in group g".)
 const TIMER_WORDS = {
   session_expiry: (t) => say(gettext("%(node)s's ZooKeeper session expires"), { node: nodeName(t.subject) }),
+  broker_fencing: (t) => say(gettext("%(node)s is fenced: the controller gets no heartbeats from it"),
+    { node: nodeName(t.subject) }),
   controller_election: () => gettext("a new controller is elected"),
   leader_election: (t) => say(gettext("%(partition)s gets a new leader"), { partition: t.subject }),
   isr_shrink: (t) => {

@@ -39,3 +39,20 @@ def test_files_saved_before_the_store_kept_topic_ids_and_the_epoch_still_open(tm
     again = persistence.open_cluster(path)
     assert again.topics["t"].topic_id == topic_id and again.controller_epoch == 2
     again.close()
+
+
+def test_a_kraft_cluster_reopens_from_its_metadata_logs(tmp_path):
+    from engine import persistence
+    data_dir = str(tmp_path / "kraft")
+    cluster = persistence.create(data_dir, config={"metadata": "kraft"})
+    cluster.create_topic("t", partitions=2, replication_factor=3)
+    cluster.produce("t", key=b"k", value=b"v", partition=1, acks=-1)
+    cluster.run_until_idle()
+    epoch = cluster.controller_epoch
+    persistence.close(cluster)
+    reopened = persistence.open_cluster(data_dir)
+    assert reopened.kraft and reopened.store.dump() == {}          # nothing came back through ZooKeeper
+    assert reopened.list_topics() == ["t"] and reopened.controller_epoch > epoch
+    reopened.run_until_idle()
+    assert [r.value for r in reopened.read("t", 1)] == [b"v"]
+    assert sorted(reopened.registrations()) == [1, 2, 3]
