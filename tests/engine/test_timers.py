@@ -188,3 +188,20 @@ def test_a_consumer_that_stops_polling_leaves_at_its_poll_timeout(tmp_path):
     left, seen = stepping(cluster, of_kind("consumer_left_group", consumer="c1"))
     assert "poll timeout" in left.reason
     assert seen[("poll_timeout", "c1")] == [left.time_ms]
+
+
+def test_kraft_timers_say_when_the_controller_fences_a_dead_broker(tmp_path):
+    from engine import events as ev
+    from engine.cluster import Cluster
+    from engine.timers import pending_timers
+    cluster = Cluster(3, str(tmp_path), seed=1, metadata="kraft")
+    cluster.create_topic("t", 1, 3, replica_assignment=[[3, 1, 2]])
+    cluster.kill_broker(3)
+    timers = {t["kind"]: t for t in pending_timers(cluster)}
+    fencing = timers["broker_fencing"]
+    assert fencing["subject"] == "broker-3" and fencing["setting"] == "broker.session.timeout.ms"
+    assert timers["leader_election"]["subject"] == "t-0" and timers["leader_election"]["due_ms"] == fencing["due_ms"]
+    events = cluster.run_for(10_000)
+    fenced = next(e for e in events if isinstance(e, ev.BrokerFenced))
+    assert fenced.time_ms == fencing["due_ms"]
+    assert not [t for t in pending_timers(cluster) if t["kind"] == "broker_fencing"]
