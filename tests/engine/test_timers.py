@@ -195,11 +195,12 @@ def test_kraft_timers_say_when_the_controller_fences_a_dead_broker(tmp_path):
     from engine.cluster import Cluster
     from engine.timers import pending_timers
     cluster = Cluster(3, str(tmp_path), seed=1, metadata="kraft")
-    cluster.create_topic("t", 1, 3, replica_assignment=[[3, 1, 2]])
-    cluster.kill_broker(3)
+    victim = next(b for b in (1, 2, 3) if b != cluster.controller_id())    # not the active controller
+    cluster.create_topic("t", 1, 3, replica_assignment=[[victim] + [b for b in (1, 2, 3) if b != victim]])
+    cluster.kill_broker(victim)
     timers = {t["kind"]: t for t in pending_timers(cluster)}
     fencing = timers["broker_fencing"]
-    assert fencing["subject"] == "broker-3" and fencing["setting"] == "broker.session.timeout.ms"
+    assert fencing["subject"] == f"broker-{victim}" and fencing["setting"] == "broker.session.timeout.ms"
     assert timers["leader_election"]["subject"] == "t-0" and timers["leader_election"]["due_ms"] == fencing["due_ms"]
     events = cluster.run_for(10_000)
     fenced = next(e for e in events if isinstance(e, ev.BrokerFenced))
