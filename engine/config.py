@@ -60,7 +60,8 @@ class BrokerConfig:
     replica_selector_class: str | None = None
     # Topic deletion and leadership balance (KafkaConfig; the controller reads them).
     delete_topic_enable: bool = True
-    log_segment_delete_delay_ms: int = 60000      # how long a deleted replica's `-delete` dir stays (LogManager.asyncDelete)
+    # How long a deleted replica's `-delete` dir stays (LogManager.asyncDelete; file.delete.delay.ms per topic).
+    log_segment_delete_delay_ms: int = 60000
     # Kafka's default is true; the lab's is false so that clusters built before the check existed
     # (every recorded scenario, saved sessions) replay as they were: a scenario turns it on in its
     # cluster config (README, "The cluster": topic deletion, reassignment, leader balance).

@@ -758,8 +758,8 @@ class Broker:
         """`-delete` dirs a crash or shutdown left behind go after the delay again (LogManager.loadLogs)."""
         for name in sorted(os.listdir(self.data_dir)):
             if DELETED_DIR.match(name) and os.path.isdir(os.path.join(self.data_dir, name)):
-                self.schedule(self.config.log_segment_delete_delay_ms, functools.partial(self._remove_deleted_dir, name),
-                              f"delete {name}", foreground=False)
+                remove = functools.partial(self._remove_deleted_dir, name)
+                self.schedule(self.config.log_segment_delete_delay_ms, remove, f"delete {name}", foreground=False)
 
     # -- KRaft: the metadata log's changes, applied (ReplicaManager.applyDelta) -----------------------
     def apply_metadata_delta(self, delta: Any, image: Any) -> int:
