@@ -205,5 +205,6 @@ def test_kraft_timers_say_when_the_controller_fences_a_dead_broker(tmp_path):
     assert timers["leader_election"]["subject"] == "t-0" and timers["leader_election"]["due_ms"] == fencing["due_ms"]
     events = cluster.run_for(10_000)
     fenced = next(e for e in events if isinstance(e, ev.BrokerFenced))
-    assert fenced.time_ms == fencing["due_ms"]
+    # The controller writes the fencing when the timer fires; the event comes when a majority has it.
+    assert 0 <= fenced.time_ms - fencing["due_ms"] <= 10
     assert not [t for t in pending_timers(cluster) if t["kind"] == "broker_fencing"]
