@@ -56,7 +56,7 @@ FULL_CHECK_EVERY = 40        # patches between two full comparisons with the mir
 
 _PARTITION_KINDS = frozenset({
     "records_appended", "high_watermark_advanced", "log_truncated", "log_start_offset_moved", "leader_elected",
-    "partition_offline", "leader_and_isr_applied", "isr_shrunk", "isr_expanded"})
+    "partition_offline", "leader_and_isr_applied", "isr_shrunk", "isr_expanded", "log_cleaned"})
 _EVERYTHING_KINDS = frozenset({"broker_started", "broker_crashed", "broker_session_expired", "controller_elected",
                                "topic_created", "partitions_added", "topic_deletion_started", "topic_deleted",
                                "replica_deleted", "reassignment_started", "reassignment_step",
@@ -109,6 +109,8 @@ class ModelTracker:
                 self._cache_append(event)
             elif kind == "log_truncated":
                 self._cache_cut((event.broker, event.topic, event.partition), event.to_offset)
+            elif kind == "log_cleaned":
+                self._cache_cleaned((event.broker, event.topic, event.partition), event.end_offset)
             elif kind == "log_start_offset_moved":
                 cache = self._records.get((event.broker, event.topic, event.partition))
                 if cache:
@@ -137,6 +139,17 @@ class ModelTracker:
         if len(cache) > 2 * RECORDS_CACHED:
             for offset in sorted(cache)[:-RECORDS_CACHED]:
                 del cache[offset]
+
+    def _cache_cleaned(self, key: tuple[int, str, int], end_offset: int) -> None:
+        """The log cleaner rewrote everything below `end_offset`: forget those records (they are read
+        again from the log, gaps and all) and have the browsers take the whole window again."""
+        cache = self._records.get(key)
+        if cache:
+            for o in [o for o in cache if o < end_offset]:
+                del cache[o]
+        if key in self._valid_to:
+            self._valid_to[key] = 0
+            self._held_from[key] = 0
 
     def _cache_cut(self, key: tuple[int, str, int], offset: int) -> None:
         cache = self._records.get(key)

@@ -56,6 +56,8 @@ const DESCRIBE = {
     { ...e, tp: tp(e), name: String(e.base_offset).padStart(20, "0") }),
   segment_deleted: (e) => say(gettext("broker %(broker)s %(tp)s: deleted segment %(name)s (%(size_in_bytes)s bytes, %(reason)s)"),
     { ...e, tp: tp(e), name: String(e.base_offset).padStart(20, "0") }),
+  log_cleaned: (e) => say(gettext("broker %(broker)s %(tp)s: log cleaned below offset %(end_offset)s: %(records_before)s → %(records_after)s records, %(tombstones_removed)s tombstone(s) removed (dirty ratio %(dirty_ratio)s)"),
+    { ...e, tp: tp(e) }),
   log_start_offset_moved: (e) => say(gettext("broker %(broker)s %(tp)s: log start offset → %(log_start_offset)s (%(reason)s)"), { ...e, tp: tp(e) }),
   checkpoint_written: (e) => say(gettext("broker %(broker)s wrote %(file)s %(entries)s"), { ...e, entries: JSON.stringify(e.entries) }) +
     (e.internal_entries ? say(gettext(" (+ %(internal_entries)s partitions of internal topics)"), e) : ""),

@@ -11,7 +11,8 @@ import { errorToast } from "./toasts.js";
 const STEP_MS = 450;
 const REFRESH_MS = 1200;
 // checkpoint_written names a broker and no partition: it refreshes the broker's checkpoint files.
-const TOUCHING = new Set(["records_appended", "log_truncated", "segment_rolled", "segment_deleted", "log_start_offset_moved",
+const TOUCHING = new Set(["records_appended", "log_truncated", "segment_rolled", "segment_deleted", "log_cleaned",
+                          "log_start_offset_moved",
                           "broker_crashed", "broker_started", "checkpoint_written"]);
 const RESHAPING = new Set(["topic_created", "partitions_added", "broker_crashed", "broker_started", "topic_deleted",
                            "replica_deleted", "reassignment_completed"]);
