@@ -107,7 +107,9 @@ class Server:
         page = self.opener.open(self.base_url + "/lab/new").read().decode()
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
         data = urllib.parse.urlencode({"csrfmiddlewaretoken": token, "name": name, "brokers": brokers,
-                                       "seed": 1, "truncation": "leader-epoch", "config": ""}).encode()
+                                       "seed": 1, "truncation": "leader-epoch", "config": "",
+                                       # the figures recorded before KRaft became the default: ZooKeeper mode
+                                       "metadata": "zookeeper"}).encode()
         request = urllib.request.Request(self.base_url + "/lab/new", data, headers={"Referer": self.base_url})
         try:
             self.opener.open(request)

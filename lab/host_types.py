@@ -55,6 +55,13 @@ class Shape:
     truncation: str = "leader-epoch"
     config: dict = field(default_factory=dict)
 
+    @property
+    def metadata(self) -> str:
+        """Where the cluster keeps its metadata: the config's `metadata` ("kraft" or "zookeeper"). New
+        sessions say so in their config (the form's default is KRaft); without it, the engine's
+        default, ZooKeeper (scenarios written before KRaft, sessions stored before it)."""
+        return str(self.config.get("metadata") or "zookeeper")
+
 
 def _env_ms(name: str, default: float) -> float:
     value = float(os.environ.get(name) or default)

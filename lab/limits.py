@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from engine.cluster import MAX_BROKERS, Cluster
-from engine.config import split_config
+from engine.config import CONTROLLER_MODES, METADATA_MODES, split_config
 from engine.replication.fetcher import TRUNCATION_MODES
 from engine.scenarios.schema import StepArgumentError, check_cluster
 from engine.storage.errors import InvalidConfigError
@@ -69,6 +69,7 @@ class Limits:
         engine.scenarios.schema.check_cluster), the settings' own bounds (engine.common.config_values:
         Kafka's minimums, no 0 ms timer), the brokers and the internal topics' partitions under
         this session's limits. Raises LimitExceeded naming the field."""
+        _check_metadata_mode(config)
         try:
             shape = check_cluster({"brokers": brokers, "seed": seed, "truncation": truncation,
                                    "config": config if config is not None else {}})
@@ -100,6 +101,21 @@ class Limits:
         if not 1 <= brokers <= self.max_brokers:
             raise LimitExceeded(f"A lab session has 1 to {self.max_brokers} brokers, not {brokers}")
         return brokers
+
+
+def _check_metadata_mode(config: Any) -> None:
+    """The cluster's metadata mode (config `metadata`, KRaft's `controller.mode`), refused by the
+    new-session form's own field names (metadata, controllers) before anything is built."""
+    if not isinstance(config, dict):
+        return   # check_cluster says what a config must be
+    mode = config.get("metadata", "zookeeper")
+    if mode not in METADATA_MODES:
+        raise LimitExceeded(f"metadata must be one of {', '.join(METADATA_MODES)}, not {mode!r}", "INVALID_CONFIG",
+                            "metadata")
+    controllers = config.get("controller.mode", "combined")
+    if controllers not in CONTROLLER_MODES:
+        raise LimitExceeded(f"controller.mode (controllers) must be one of {', '.join(CONTROLLER_MODES)}, not "
+                            f"{controllers!r}", "INVALID_CONFIG", "controllers")
 
 
 class RecordRate:

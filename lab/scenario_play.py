@@ -292,6 +292,11 @@ def _describe_step(item: _ScriptStep) -> dict[str, Any]:
 def shape_of_scenario(scenario: dict) -> Shape:
     cluster = scenario.get("cluster", {})
     config = dict(cluster.get("config") or {})
+    # cluster.metadata (engine.scenarios.schema) is the engine's `metadata` setting. A scenario without
+    # it runs in ZooKeeper mode (the engine's default), as the runner plays it, whatever the lab's
+    # default for new sessions.
+    if cluster.get("metadata"):
+        config["metadata"] = cluster["metadata"]
     truncation = cluster.get("truncation") or config.get("truncation") or "leader-epoch"
     try:
         return Shape(int(cluster.get("brokers", 3)), int(cluster.get("seed", 0)), str(truncation), config)

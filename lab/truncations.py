@@ -29,7 +29,6 @@ from typing import Any
 
 from engine import events as ev
 from engine.cluster import Cluster
-from engine.replication.controller import partition_path
 
 SHOWN = 20                 # learner's truncations in the model (the newest)
 SHOWN_INTERNAL = 5         # and __consumer_offsets ones

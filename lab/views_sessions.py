@@ -56,6 +56,18 @@ TRUNCATION_LABELS = [
 ]
 
 
+# Where the cluster keeps its metadata (engine/config.py METADATA_MODES): KRaft by default, as in Kafka 4.
+METADATA_LABELS = [
+    ("kraft", gettext_lazy("KRaft (Kafka 4: a Raft quorum of controllers)")),
+    ("zookeeper", gettext_lazy("ZooKeeper (the notes' Kafka, before 4.0)")),
+]
+CONTROLLER_LABELS = [
+    ("combined", gettext_lazy("combined: the first brokers are controllers too")),
+    ("dedicated", gettext_lazy("dedicated: controller nodes of their own (101, 102, 103)")),
+]
+DEFAULT_METADATA = "kraft"
+
+
 class ShapeForm(forms.Form):
     """A cluster's shape: what a session (or a reset) starts from."""
     brokers = forms.IntegerField(label=gettext_lazy("Brokers"), min_value=1, initial=3,
@@ -64,6 +76,14 @@ class ShapeForm(forms.Form):
                               help_text=gettext_lazy("every random choice (network delays, elections) follows from it"))
     truncation = forms.ChoiceField(label=gettext_lazy("Truncation"), choices=TRUNCATION_LABELS, initial="leader-epoch",
                                    help_text=gettext_lazy("how a returning follower truncates its log"))
+    metadata = forms.ChoiceField(
+        label=gettext_lazy("Metadata"), choices=METADATA_LABELS, initial=DEFAULT_METADATA, required=False,
+        error_messages={"invalid_choice": gettext_lazy("metadata must be kraft or zookeeper, not %(value)s")},
+        help_text=gettext_lazy("where the cluster keeps what it knows about itself: a KRaft quorum or ZooKeeper"))
+    controllers = forms.ChoiceField(
+        label=gettext_lazy("Controllers"), choices=CONTROLLER_LABELS, initial="combined", required=False,
+        error_messages={"invalid_choice": gettext_lazy("controllers must be combined or dedicated, not %(value)s")},
+        help_text=gettext_lazy("KRaft only: where the controller quorum runs"))
     config = forms.CharField(label=gettext_lazy("Config"), required=False, max_length=MAX_CONFIG_CHARS,
                              widget=forms.Textarea(attrs={"rows": 3}),
                              help_text=gettext_lazy('optional Kafka settings as JSON, e.g. {"min.insync.replicas": 2}'))
@@ -91,6 +111,8 @@ class ShapeForm(forms.Form):
         data = super().clean()
         if self.errors:
             return data
+        if not self._metadata_into_config(data):
+            return data
         try:    # the fields' bounds and the settings' first: a 0 ms timer would hang the trial cluster
             self._shape = Limits.from_settings().check_shape(data["brokers"], data["seed"], data["truncation"],
                                                              data.get("config") or {})
@@ -105,17 +127,43 @@ class ShapeForm(forms.Form):
     def shape(self) -> Shape:
         return self._shape
 
+    def _metadata_into_config(self, data: dict[str, Any]) -> bool:
+        """The metadata mode (and KRaft's controller mode) go into the cluster's config, where the
+        engine reads them (`metadata`, `controller.mode`). Left out, the config's own keys decide, then
+        the default (KRaft, combined); given, they must agree with the config's. False on an error."""
+        config = dict(data.get("config") or {})
+        mode = data.get("metadata") or config.get("metadata") or DEFAULT_METADATA
+        if config.get("metadata", mode) != mode:
+            self.add_error("metadata", _("metadata is %(field)s but the config says metadata %(config)s")
+                           % {"field": mode, "config": config["metadata"]})
+            return False
+        controllers = data.get("controllers") or ""
+        if mode == "kraft":
+            controllers = controllers or config.get("controller.mode") or "combined"
+            if config.get("controller.mode", controllers) != controllers:
+                self.add_error("controllers",
+                               _("controllers is %(field)s but the config says controller.mode %(config)s")
+                               % {"field": controllers, "config": config["controller.mode"]})
+                return False
+            config["controller.mode"] = controllers
+        elif controllers == "dedicated":
+            self.add_error("controllers", _("dedicated controllers are KRaft's: choose metadata kraft for them"))
+            return False
+        config["metadata"] = mode
+        data["config"] = config
+        return True
+
 
 class NewSessionForm(ShapeForm):
     name = forms.CharField(label=gettext_lazy("Name"), max_length=100, initial=gettext_lazy("My Kafka lab"))
-    field_order = ["name", "brokers", "seed", "truncation", "config"]
+    field_order = ["name", "brokers", "seed", "truncation", "metadata", "controllers", "config"]
 
 
 # What a landing-page card asks the new session to open with (static/js/start-options.js acts on
 # it once): a built-in scenario, the segment view's topic, the panels to show.
 START_OPENS = {"segments": gettext_lazy("a topic made for the segment view (1 KiB segments), forty records in it")}
 START_TABS = frozenset({"c-topic", "c-produce", "c-faults", "c-consumers", "c-scenario",
-                        "x-segments", "x-group", "x-messages", "x-charts", "x-events"})
+                        "x-segments", "x-group", "x-messages", "x-charts", "x-events", "x-metadata"})
 
 
 def _start_options(data: QueryDict) -> dict[str, str]:
@@ -141,8 +189,12 @@ def _start_initial(start: dict[str, str]) -> dict[str, Any]:
         cluster = load_scenario(start["scenario"]).get("cluster") or {}
     except ScenarioError:
         return {}
+    config = cluster.get("config") or {}
     return {"name": start["scenario"], "brokers": cluster.get("brokers", 3), "seed": cluster.get("seed", 0),
             "truncation": cluster.get("truncation") or "leader-epoch",
+            # a scenario keeps its own metadata mode: ZooKeeper unless it says otherwise
+            "metadata": cluster.get("metadata") or config.get("metadata") or "zookeeper",
+            "controllers": config.get("controller.mode") or "combined",
             "config": json.dumps(cluster["config"]) if cluster.get("config") else ""}
 
 
@@ -183,6 +235,7 @@ def session_open(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     # (deploy/nginx.conf, docs/placement.md "Balancing by session"); the route ignores it.
     ws_url = f"{scheme}://{request.get_host()}/ws/lab/{session.id}/?session={session.id}"
     return render(request, "lab/session.html", _context(session=session, ws_url=ws_url,
+                                                        metadata_mode=metadata_mode(session.config or {}),
                                                         limits=Limits.from_settings().to_dict(),
                                                         step_bounds=STEP_BOUNDS))
 
@@ -216,6 +269,13 @@ def session_delete(request: HttpRequest, session_id: uuid.UUID) -> HttpResponse:
     session.delete()
     shutil.rmtree(session_dir(session_id), ignore_errors=True)
     return redirect("session_list")
+
+
+def metadata_mode(config: dict) -> str:
+    """The session's metadata mode as its page's header says it: "zookeeper", "kraft (combined)"…
+    (static/js/session.js says it the same way after a reset or a scenario)."""
+    mode = config.get("metadata") or "zookeeper"
+    return f"{mode} ({config.get('controller.mode') or 'combined'})" if mode == "kraft" else mode
 
 
 def _owned(request: HttpRequest, session_id: uuid.UUID) -> LabSession | None:

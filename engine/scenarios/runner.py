@@ -237,6 +237,14 @@ def _kill_controller(c: Cluster, a: dict, i: int) -> None:
     c.kill_controller(a.get("mode", "process"))
 
 
+def _kill_controller_node(c: Cluster, a: dict, i: int) -> None:
+    c.kill_controller_node(a["node"])
+
+
+def _restart_controller_node(c: Cluster, a: dict, i: int) -> None:
+    c.restart_controller_node(a["node"])
+
+
 def _restart_broker(c: Cluster, a: dict, i: int) -> None:
     c.restart_broker(a["broker"])
 
@@ -455,6 +463,8 @@ STEPS: dict[str, Step] = {
     "produce": _produce,
     "kill_broker": _kill_broker,
     "kill_controller": _kill_controller,
+    "kill_controller_node": _kill_controller_node,
+    "restart_controller_node": _restart_controller_node,
     "restart_broker": _restart_broker,
     "pause_fetcher": _pause_fetcher,
     "resume_fetcher": _resume_fetcher,

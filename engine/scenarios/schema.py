@@ -29,13 +29,13 @@ from typing import Any
 
 from engine.broker.broker import CRASH_MODES
 from engine.clients.consumer_app import COMMIT_MODES
-from engine.config import METADATA_MODES
 from engine.clients.consumer_state import ASSIGNOR_CLASSES
 from engine.clients.sinks import SINK_KINDS
 from engine.cluster import MAX_BROKERS
 from engine.common.errors import Errors, KafkaError
 from engine.common.topics import LEGAL as LEGAL_TOPIC
 from engine.common.topics import MAX_NAME_LENGTH as MAX_TOPIC_LENGTH
+from engine.config import DEDICATED_CONTROLLER_BASE, METADATA_MODES
 from engine.events import EVENT_TYPES, event_fields
 from engine.groups.assignors import ASSIGNORS
 from engine.replication.fetcher import TRUNCATION_MODES
@@ -368,6 +368,7 @@ def _wait(name: str) -> Field:
 
 
 BROKER = _whole("broker", 1, MAX_BROKERS, required=True)
+CONTROLLER_NODE = _whole("node", DEDICATED_CONTROLLER_BASE + 1, DEDICATED_CONTROLLER_BASE + 3, required=True)
 TOPIC = Field("topic", "topic", required=True, kafka_error=Errors.INVALID_TOPIC_EXCEPTION)
 MEMBER = _client_name("member", required=True)
 CONFIG = Field("config", "config", nullable=True, max_length=MAX_OBJECT_KEYS)
@@ -409,6 +410,9 @@ SCHEMAS: dict[str, StepSchema] = {
         Field("controller", "choice", choices=(True,)), CRASH_MODE,
     ), one_of=(("broker", "leader_of", "controller"),)),
     "kill_controller": StepSchema((CRASH_MODE,)),
+    # KRaft's dedicated controllers (process.roles=controller): nodes 101-103 (engine.config).
+    "kill_controller_node": StepSchema((CONTROLLER_NODE,)),
+    "restart_controller_node": StepSchema((CONTROLLER_NODE,)),
     "restart_broker": StepSchema((BROKER,)),
     "pause_fetcher": StepSchema((BROKER,)),
     "resume_fetcher": StepSchema((BROKER,)),

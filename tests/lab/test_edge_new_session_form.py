@@ -42,11 +42,12 @@ def test_the_reset_form_refuses_a_zero_interval_and_keeps_the_session(client: Cl
 
     assert response.status_code == 400
     assert "log.flush.offset.checkpoint.interval.ms: must be at least 1" in response.content.decode()
-    assert (session.generation, session.config) == (1, {})
+    assert (session.generation, session.config) == (1, {"metadata": "kraft", "controller.mode": "combined"})
 
 
 def test_a_shape_within_the_bounds_is_created_as_given(client: Client) -> None:
     session = create(client, seed=2**63 - 1, config='{"offsets.topic.num.partitions": 64, "segment.ms": 5000.0}')
 
     assert session.seed == 2**63 - 1
-    assert session.config == {"offsets.topic.num.partitions": 64, "segment.ms": 5000.0}
+    assert session.config == {"offsets.topic.num.partitions": 64, "segment.ms": 5000.0,
+                              "metadata": "kraft", "controller.mode": "combined"}

@@ -51,7 +51,8 @@ def test_a_visitor_creates_a_session_they_own(client: Client) -> None:
     session = create(client, brokers=5, seed=7, truncation="high-watermark", config='{"min.insync.replicas": 2}')
 
     assert (session.name, session.brokers, session.seed, session.truncation) == ("my lab", 5, 7, "high-watermark")
-    assert session.config == {"min.insync.replicas": 2}
+    # the metadata mode goes into the config: KRaft unless the form says otherwise (issue 15)
+    assert session.config == {"min.insync.replicas": 2, "metadata": "kraft", "controller.mode": "combined"}
     assert session.owner == client.session.session_key
     assert session.generation == 1 and session.commands.count() == 0
 
@@ -125,7 +126,8 @@ def test_reset_starts_a_new_generation_and_keeps_the_old_one(client: Client) -> 
 
     assert response.status_code == 302 and response["Location"] == f"/lab/{session.id}/"
     assert (session.generation, session.brokers, session.seed) == (2, 4, 1)
-    assert session.history == [{"generation": 1, "brokers": 3, "seed": 1, "truncation": "leader-epoch", "config": {}}]
+    assert session.history == [{"generation": 1, "brokers": 3, "seed": 1, "truncation": "leader-epoch",
+                                "config": {"metadata": "kraft", "controller.mode": "combined"}}]
     assert session.commands.get().generation == 1
     assert client.post(f"/lab/{session.id}/reset", {"brokers": 12}).status_code == 400
     assert client.get(f"/lab/{session.id}/reset").status_code == 405

@@ -17,6 +17,8 @@ GOOD: dict[str, dict] = {
     "produce": {"topic": "t", "values": ["a", None, "c"], "key": "k", "partition": 0, "acks": "all"},
     "kill_broker": {"broker": 2, "mode": "power"},
     "kill_controller": {"mode": "process"},
+    "kill_controller_node": {"node": 101},
+    "restart_controller_node": {"node": 103},
     "restart_broker": {"broker": 1},
     "pause_fetcher": {"broker": 3},
     "resume_fetcher": {"broker": 3},
