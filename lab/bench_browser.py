@@ -438,7 +438,9 @@ def model_summary(model: dict[str, Any]) -> dict[str, Any]:
     return {"step": model["step"], "time_ms": model["time_ms"], "seq": model["seq"], "controller": model["controller"],
             "brokers": sorted(({"id": b["id"], "alive": b["alive"], "controller": b["controller"]}
                                for b in model["brokers"]), key=lambda b: b["id"]),
-            "partitions": partitions, "groups": groups}
+            "partitions": partitions, "metadata": model.get("metadata"),
+            "metadata_records": model.get("metadata_records", []), "controller_nodes": model.get("controller_nodes", []),
+            "groups": groups}
 
 
 def _table_truth(model: dict[str, Any]) -> dict[str, dict[str, str]]:

@@ -40,6 +40,8 @@ const WORDS = {
   fetchPaused: gettext("fetch paused"), broker: gettext("Broker %(id)s"), nums: gettext("LEO %(leo)s · HW %(hw)s"),
   numsOnDisk: gettext("LEO %(leo)s · HW %(hw)s on disk"), noLog: gettext("no log on disk"), downTag: gettext("down"),
   leader: gettext("LEADER"), lostNote: gettext("lost %(count)s unflushed on power loss"),
+  controllerNode: gettext("controller %(id)s"), active: gettext("active"),
+  controllerNodeTip: gettext("KRaft controller %(id)s (process.roles=controller): a voter of the metadata quorum, no partitions"),
 };
 
 const PAD = 16;
@@ -258,7 +260,11 @@ export function layout(view, ui = {}) {
   const bw = (W - 2 * PAD - (cols - 1) * GAP_X) / cols;
   const inner = bw - 2 * INNER;
   const clients = Array.from(view.clients).sort();
-  const top = (clients.length ? CLIENT_BAND : 0) + ARC_SPACE;
+  // KRaft's dedicated controllers are nodes too (requests travel to them), but hold no partitions:
+  // pills in the band over the brokers, before the clients.
+  const controllers = view.controller_nodes || [];
+  const band = controllers.length + clients.length;
+  const top = (band ? CLIENT_BAND : 0) + ARC_SPACE;
   const hosted = new Map(brokers.map((b) => [b.id, partitions.filter((p) => p.replicas.includes(b.id) || p.replicaStates.has(b.id))]));
   const badges = new Map(brokers.map((b) => [b.id, brokerBadges(view, b, bw - 28, ui.vnow)]));
   const badgeLines = Math.max(0, ...Array.from(badges.values(), (list) => Math.max(0, ...list.map((x) => x.line))));
@@ -276,11 +282,12 @@ export function layout(view, ui = {}) {
   }
   const nodes = new Map();
   for (const [id, box] of boxes) nodes.set(`broker-${id}`, { x: box.x + box.w / 2, y: box.y, box });
-  const pill = Math.min(150, (W - 2 * PAD) / Math.max(1, clients.length));
-  clients.forEach((name, i) => nodes.set(name, { x: PAD + pill * (i + 0.5), y: 26, pill: pill - 10 }));
+  const pill = Math.min(150, (W - 2 * PAD) / Math.max(1, band));
+  controllers.forEach((n, i) => nodes.set(n.node, { x: PAD + pill * (i + 0.5), y: 26, pill: pill - 10 }));
+  clients.forEach((name, i) => nodes.set(name, { x: PAD + pill * (controllers.length + i + 0.5), y: 26, pill: pill - 10 }));
   const rows = brokers.reduce((n, b) => n + hosted.get(b.id).length, 0);
   return { W, brokers, boxes, nodes, windows: cellWindows(view, partitions, inner), height: Math.max(y - GAP_Y + PAD, top + 120),
-           clients, badges, headH, rowH, numsBelow, inner, lively: ui.animate !== false && rows <= LIVELY_ROWS,
+           clients, controllers, badges, headH, rowH, numsBelow, inner, lively: ui.animate !== false && rows <= LIVELY_ROWS,
            numbers: ui.animate !== false, busy: ui.animate === false };
 }
 
@@ -598,6 +605,22 @@ function clientNodes(info) {
   });
 }
 
+// KRaft's dedicated controller nodes: a pill each, the active one marked, a dead one dashed.
+function controllerNodes(info) {
+  return info.controllers.map((n) => {
+    const p = info.nodes.get(n.node);
+    const name = say(WORDS.controllerNode, { id: n.id });   // active: a thick border; down: dashed red (lab.css)
+    const width = Math.min(p.pill, labelWidth(name, FONT.client) + 28);
+    return h("g", { key: `controller:${n.id}`, class: `controller-node${n.active ? " active" : ""}${n.alive ? "" : " dead"}`,
+                    "data-controller-node": n.id, "data-alive": n.alive ? "true" : "false", "data-active": n.active ? "true" : "false",
+                    memo: [p.x, width, name, n.active, n.alive] }, () => [
+      h("rect", { x: p.x - width / 2, y: p.y - 16, width, height: 32, rx: 8 }),
+      fittedText({ key: "name", x: p.x, y: p.y + 6, "text-anchor": "middle" }, name, FONT.client, width - 16),
+      h("title", {}, say(WORDS.controllerNodeTip, { id: n.id }) + (n.active ? ` · ${WORDS.active}` : n.alive ? "" : ` · ${WORDS.down}`)),
+    ]);
+  });
+}
+
 // The layer the moving things are drawn on: a second <svg> over the picture (created once).
 const layers = new WeakMap();
 function networkLayer(svg) {
@@ -734,7 +757,7 @@ function drawBrokers(svg, view, info, ui) {
   const empty = info.brokers.length ? null
     : h("text", { key: "waiting", class: "empty-note", x: info.W / 2, y: 120, "text-anchor": "middle" }, gettext("Waiting for the cluster…"));
   patch(svg, [
-    h("g", { key: "clients", class: "clients" }, clientNodes(info)),
+    h("g", { key: "clients", class: "clients" }, [...controllerNodes(info), ...clientNodes(info)]),
     h("g", { key: "brokers", class: "brokers" }, info.brokers.map((b) => brokerNode(view, b, info.boxes.get(b.id), info, ui))),
     h("g", { key: "cuts", class: "link-cuts" }, linkCutNodes(view, info)),
     empty,

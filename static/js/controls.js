@@ -37,6 +37,9 @@ const SERVER_FIELDS = {
 for (const command of ["restart_broker", "pause_fetcher", "resume_fetcher", "flush"]) {
   SERVER_FIELDS[command] = { broker: "broker", BROKER_NOT_AVAILABLE: "broker" };
 }
+for (const command of ["kill_controller_node", "restart_controller_node"]) {
+  SERVER_FIELDS[command] = { node: "node", BROKER_NOT_AVAILABLE: "node", INVALID_REQUEST: "node" };
+}
 
 // This session's limits and the step arguments' bounds, as the server rendered them.
 function readJson(root, id) {
@@ -289,6 +292,9 @@ export class Controls {
       if (!this._fine(form, { leader_of: chosen(form, "leader_of", gettext("No partition yet: create a topic first.")) })) return;
       this.send("kill_broker", { leader_of: form.elements.leader_of.value }, { form });
     });
+    // KRaft's dedicated controllers (nodes 101-103): the engine's kill/restart_controller_node.
+    this._buttons("controller-nodes", (command, data) => ({ node: num(data.get("node")) }),
+      (command, form) => ({ node: chosen(form, "node", gettext("This cluster has no controller nodes of its own: they come with KRaft's dedicated controllers.")) }));
     this._buttons("links", (command, data) => ({ a: nodeArg(data.get("a")), b: nodeArg(data.get("b")) }),
       (command, form) => ({ b: linkProblem(form.elements.a.value, form.elements.b.value) }));
     this._wireConsumerJoin();
@@ -423,13 +429,17 @@ export class Controls {
         : say(gettext("%(partition)s (leader %(leader)s)"), { partition: label, leader: p.leader }) };
     });
     const nodes = [...brokers.map((b) => ({ value: `broker-${b.value}`, label: say(gettext("broker %(id)s"), { id: b.value }) })),
+                   ...(view.controller_nodes || []).map((n) => ({ value: n.node, label: say(gettext("controller %(id)s"), { id: n.id }) })),
                    ...Array.from(view.clients).sort().map((c) => ({ value: c, label: c }))];
+    const controllerNodes = (view.controller_nodes || []).map((n) => ({ value: String(n.id),
+      label: say(gettext("controller %(id)s"), { id: n.id }) + (n.alive ? "" : gettext(" (down)")) + (n.active ? gettext(" · active") : "") }));
     // Consumers that can still act: not crashed, not closed (lab/model.py `consumers`).
     const consumers = new Set((view.consumers || []).filter((c) => c.status === "active").map((c) => c.name));
     this._fill("brokers", brokers);
     this._fill("topics", topics);
     this._fill("partitions", partitions);
     this._fill("nodes", nodes);
+    this._fill("controller-nodes", controllerNodes);
     this._fill("consumers", Array.from(consumers).sort().map((c) => ({ value: c, label: c })));
     this._fillTopicPartitions(view);
   }
@@ -465,6 +475,7 @@ export class Controls {
 const NONE_YET = {
   brokers: () => gettext("no brokers yet"), topics: () => gettext("no topics yet"), partitions: () => gettext("no partitions yet"),
   nodes: () => gettext("no nodes yet"), consumers: () => gettext("no consumers yet"),
+  "controller-nodes": () => gettext("none (KRaft with dedicated controllers only)"),
 };
 
 // Notes at fields ({fieldName: sentence}): not problems — the command went — but worth reading.

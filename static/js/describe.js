@@ -119,6 +119,27 @@ const DESCRIBE = {
     ? say(gettext("%(consumer)s crashed (group %(group)s): no LeaveGroup is sent, so the coordinator keeps it as a member until its session times out"), e)
     : say(gettext("%(consumer)s crashed"), e)),
   fault_injected: (e) => say(gettext("fault: %(fault)s %(brokers)s"), { ...e, brokers: list(e.brokers) }) + (e.detail ? " " + e.detail : ""),
+  // KRaft (KIP-500, KIP-595, KIP-631): the controller quorum, its Raft log and the brokers' side.
+  quorum_controller_activated: (e) => say(gettext("node %(node)s is the active controller (Raft epoch %(epoch)s): it has replayed the whole metadata log"), e),
+  quorum_controller_renounced: (e) => say(gettext("node %(node)s is no longer the active controller: %(reason)s"), e),
+  metadata_committed: (e) => say(ngettext(
+    "__cluster_metadata offset %(base_offset)s committed (epoch %(epoch)s): %(types)s",
+    "__cluster_metadata offsets %(base_offset)s..%(last_offset)s committed (epoch %(epoch)s): %(types)s",
+    e.last_offset - e.base_offset + 1), { ...e, types: (e.records || []).map((r) => r.type).join(", ") }),
+  broker_registered: (e) => say(gettext("broker %(broker)s registered with the controller: broker epoch %(broker_epoch)s"), e),
+  broker_fenced: (e) => say(gettext("broker %(broker)s is fenced: no new leaderships, out of every ISR (%(reason)s)"), e),
+  broker_unfenced: (e) => say(gettext("broker %(broker)s is unfenced: it has caught up with the metadata and may lead again"), e),
+  broker_metadata_applied: (e) => say(gettext("broker %(broker)s applied metadata up to offset %(offset)s (%(partitions_changed)s partition(s) changed)"), e),
+  raft_election_started: (e) => say(gettext("node %(node)s stands for election in Raft epoch %(epoch)s (attempt %(retries)s)"), e),
+  raft_vote_cast: (e) => say(e.granted ? gettext("node %(voter)s votes for node %(candidate)s in epoch %(epoch)s")
+    : gettext("node %(voter)s refuses node %(candidate)s in epoch %(epoch)s: %(reason)s"), e),
+  raft_leader_elected: (e) => say(gettext("node %(node)s leads the metadata quorum in epoch %(epoch)s (votes from %(voters)s; the epoch starts at offset %(epoch_start_offset)s)"),
+    { ...e, voters: list(e.granting_voters) }),
+  raft_leader_resigned: (e) => say(gettext("node %(node)s resigned as Raft leader of epoch %(epoch)s: %(reason)s"), e),
+  raft_log_truncated: (e) => say(gettext("node %(node)s truncated its metadata log from %(from_offset)s to %(to_offset)s (it diverged after epoch %(diverging_epoch)s)"), e),
+  metadata_high_watermark_advanced: (e) => say(gettext("the metadata high watermark is %(high_watermark)s (leader node %(node)s, epoch %(epoch)s)"), e),
+  controller_node_started: (e) => say(e.restarted ? gettext("controller node %(node)s restarted") : gettext("controller node %(node)s started"), e),
+  controller_node_crashed: (e) => say(gettext("controller node %(node)s crashed (its metadata log survives on its disk)"), e),
 };
 
 // What a member gave up and what it got in a rebalance. With the eager protocols a member revokes

@@ -159,7 +159,8 @@ export class EventLog {
       const b = filter.broker;
       const nodes = [e.src, e.dst].filter(Boolean);
       const hit = e.broker === b || e.leader === b || (e.brokers || []).includes(b) || nodes.includes(`broker-${b}`) ||
-        (e.isr || []).includes(b) || e.previous_leader === b;
+        (e.isr || []).includes(b) || e.previous_leader === b ||
+        e.node === b || e.voter === b || e.candidate === b;   // KRaft's events name node ids (combined mode: brokers)
       if (!hit) return false;
     }
     if (filter.partition) {

@@ -202,6 +202,15 @@ const EVENT_CLAUSES = {
   offsets_committed: (e) => say(gettext("group %(group)s committed %(offsets)s"),
     { group: e.group, offsets: Object.entries(e.offsets || {}).map(([tp, o]) => `${tp}=${o}`).join(", ") }),
   consumer_left_group: (e) => say(gettext("%(consumer)s left group %(group)s: %(reason)s"), e),
+  quorum_controller_activated: (e) => say(gettext("node %(node)s became the active controller (epoch %(epoch)s)"), e),
+  raft_leader_elected: (e) => say(gettext("node %(node)s won the Raft election of epoch %(epoch)s"), e),
+  raft_election_started: (e) => say(gettext("node %(node)s started a Raft election (epoch %(epoch)s)"), e),
+  metadata_committed: (e) => say(gettext("the controller committed metadata up to offset %(last_offset)s"), e),
+  broker_fenced: (e) => say(gettext("broker %(broker)s was fenced"), e),
+  broker_unfenced: (e) => say(gettext("broker %(broker)s was unfenced"), e),
+  broker_registered: (e) => say(gettext("broker %(broker)s registered (broker epoch %(broker_epoch)s)"), e),
+  controller_node_crashed: (e) => say(gettext("controller node %(node)s crashed"), e),
+  controller_node_started: (e) => say(gettext("controller node %(node)s started"), e),
   preferred_read_replica_changed: (e) => (e.replica >= 0
     ? say(gettext("%(consumer)s now reads %(tp)s from broker %(replica)s, a follower in its rack"), { ...e, tp: tpOf(e) })
     : say(gettext("%(consumer)s reads %(tp)s from its leader again"), { ...e, tp: tpOf(e) })),

@@ -43,6 +43,9 @@ export function emptyView() {
     produced_count: 0,
     timers: [],                // what the cluster is waiting for, with when (lab/model.py, engine/timers.py)
     truncations: [],           // recent truncations, each removed record's fate (lab/model.py, lab/truncations.py)
+    metadata: null,            // the metadata layer: ZooKeeper's znodes or the KRaft quorum (lab/metadata_view.py)
+    metadata_records: [],      // KRaft: the newest committed __cluster_metadata records, Kafka's JSON of each
+    controller_nodes: [],      // KRaft's dedicated controllers: [{id, node, alive, active}], drawn beside the brokers
     // effects, from events only
     inflight: new Map(),       // message_id -> {message_id, api, src, dst, send_ms, arrive_ms}
     trails: new Map(),         // route "src>dst>api[!]" -> {src, dst, api, until, lost}
@@ -65,6 +68,9 @@ function setSections(view, model) {
   if (model.produced_count !== undefined) view.produced_count = model.produced_count;
   if (model.timers) view.timers = model.timers;
   if (model.truncations) view.truncations = model.truncations;
+  if (model.metadata) view.metadata = model.metadata;
+  if (model.metadata_records) view.metadata_records = model.metadata_records;
+  if (model.controller_nodes) view.controller_nodes = model.controller_nodes;
   for (const key of ["step", "time_ms", "seq"]) if (typeof model[key] === "number") view[key] = model[key];
 }
 
@@ -144,6 +150,10 @@ const EFFECTS = {
   broker_started(view, e, now) { flash(view, `broker:${e.broker}`, "flash-up", now); },
   broker_crashed(view, e, now) { flash(view, `broker:${e.broker}`, "flash-down", now); },
   controller_elected(view, e, now) { flash(view, `broker:${e.broker}`, "flash-controller", now); },
+  // KRaft: the active controller is a broker in combined mode (flash it), or a controller node (its pill).
+  quorum_controller_activated(view, e, now) { flash(view, `broker:${e.node}`, "flash-controller", now); },
+  broker_fenced(view, e, now) { flash(view, `broker:${e.broker}`, "flash-down", now); },
+  broker_unfenced(view, e, now) { flash(view, `broker:${e.broker}`, "flash-up", now); },
   leader_elected(view, e, now) {
     flash(view, replicaFlashKey(e.leader, e.topic, e.partition), e.unclean ? "flash-unclean" : "flash-leader", now);
   },
@@ -243,6 +253,9 @@ export function modelSummary(view) {
     brokers: Array.from(view.brokers.values()).map((b) => ({ id: b.id, alive: b.alive, controller: b.controller }))
       .sort((a, b) => a.id - b.id),
     partitions,
+    metadata: view.metadata,
+    metadata_records: view.metadata_records,
+    controller_nodes: view.controller_nodes,
     groups: (view.groups || []).map((g) => ({ group: g.group, state: g.state, generation: g.generation,
       members: (g.members || []).map((m) => ({ member: m.member, assignment: m.assignment })), committed: g.committed })),
   };

@@ -14,6 +14,7 @@ import { Timeline, VirtualClock, describeCommand } from "./timeline.js";
 import { EventLog } from "./event-log.js";
 import { Charts } from "./charts.js";
 import { GroupView } from "./group-view.js";
+import { renderMetadata } from "./metadata-view.js";
 import { SegmentView } from "./segment-view.js";
 import { MessageBrowser } from "./messages.js";
 import { Controls } from "./controls.js";
@@ -316,8 +317,10 @@ const tabListeners = {
   "x-charts": (v) => charts.setVisible(v),
   "x-events": (v) => eventLog.setVisible(v),
   "x-group": (v) => { groupVisible = v; app.dirty = true; },
+  "x-metadata": (v) => { metadataVisible = v; app.dirty = true; },
 };
 let groupVisible = false;
+let metadataVisible = false;
 
 function selectTab(tab) {
   const list = tab.closest("[role=tablist]");
@@ -403,6 +406,12 @@ function showMeta(session) {
       el.textContent = key === "brokers" ? say(ngettext("%(count)s broker", "%(count)s brokers", session[key]), { count: session[key] }) : String(session[key]);
     }
   }
+  // The metadata mode lives in the config (lab/views_sessions.py metadata_mode says it the same way).
+  const mode = $('[data-meta="metadata"]', root);
+  const config = session.config || {};
+  if (mode && session.config) {
+    mode.textContent = config.metadata === "kraft" ? `kraft (${config["controller.mode"] || "combined"})` : (config.metadata || "zookeeper");
+  }
 }
 
 const projector = $("[data-projector]", root);
@@ -471,6 +480,7 @@ function draw(wall, vnow, moving) {
     renderTruncations($("[data-truncation-list]", root), app.view, { showInternal: app.showInternal });
     controls.refreshOptions(app.view);
     if (groupVisible) groupView.render(app.view, wall);
+    if (metadataVisible) renderMetadata($("[data-metadata-view]", root), app.view, { showInternal: app.showInternal });
   } else if (groupVisible && moving) {
     groupView.render(app.view, wall);
   }

@@ -6,12 +6,17 @@ import re
 from playwright.sync_api import Page, expect
 
 
-def new_session(page: Page, *, brokers: int = 3, seed: int = 1, name: str = "browser test", config: str = "") -> str:
-    """Create a lab session through /lab/new; returns its id once the page is connected."""
+def new_session(page: Page, *, brokers: int = 3, seed: int = 1, name: str = "browser test", config: str = "",
+                metadata: str = "zookeeper", controllers: str = "combined") -> str:
+    """Create a lab session through /lab/new; returns its id once the page is connected. The form
+    chooses KRaft by default; these tests were written for ZooKeeper mode's pictures and keep it
+    unless they ask for `metadata="kraft"`."""
     page.goto("/lab/new")
     page.fill("#id_name", name)
     page.fill("#id_brokers", str(brokers))
     page.fill("#id_seed", str(seed))
+    page.select_option("#id_metadata", metadata)
+    page.select_option("#id_controllers", controllers)
     page.fill("#id_config", config)
     page.click("form.lab-form [type=submit]")
     page.wait_for_url(re.compile(r"/lab/[0-9a-f-]{36}/$"))

@@ -32,6 +32,8 @@ def summary(model: dict) -> dict:
             "brokers": sorted(({"id": b["id"], "alive": b["alive"], "controller": b["controller"]}
                                for b in model["brokers"]), key=lambda b: b["id"]),
             "partitions": partitions,
+            "metadata": model["metadata"], "metadata_records": model["metadata_records"],
+            "controller_nodes": model["controller_nodes"],
             "groups": [{"group": g["group"], "state": g["state"], "generation": g["generation"],
                         "members": [{"member": m["member"], "assignment": m["assignment"]} for m in g["members"]],
                         "committed": g["committed"]} for g in model["groups"]]}
