@@ -40,7 +40,7 @@ from engine.config import BrokerConfig as BrokerConfig  # engine.config's, also 
 from engine.config import ClusterConfig as ClusterConfig
 from engine.config import check_topic_config, quorum_voters, split_config
 from engine.broker.controller_server import ControllerServer
-from engine.controller.messages import CreatePartitionsRequest
+from engine.controller.messages import CreatePartitionsRequest, DeleteTopicsRequest
 from engine.metadata.image import MetadataImage
 from engine.metadata import zk
 from engine.metadata.store import MetadataStore, NodeExistsError
@@ -48,7 +48,7 @@ from engine.metadata.view import MetadataReader, Topics, ZkMetadata
 from engine.metadata.zk import TopicInfo, partition_path
 from engine.network import Network
 from engine.node import EPOCH_MS, World
-from engine.replication.assignment import assign_replicas, check_replica_assignment
+from engine.replication.assignment import assign_replicas, check_replica_assignment, place_replicas_striped
 from engine.replication.controller import Controller
 from engine.replication.fetcher import TRUNCATION_MODES
 from engine.replication.reassignment import (
@@ -326,9 +326,13 @@ class Cluster:
         first = self.partition_state(topic, 0)["replicas"][0]
         start_index = max(0, next((i for i, b in enumerate(live) if b >= first), 0))
         try:
-            added = assign_replicas(live, count - info.partitions, info.replication_factor, self._assign_rng,
-                                    start_index=start_index, start_partition_id=info.partitions,
-                                    racks=self.metadata.broker_racks())
+            if self.kraft:
+                added = place_replicas_striped(live, count - info.partitions, info.replication_factor,
+                                               self._assign_rng, racks=self.metadata.broker_racks())
+            else:
+                added = assign_replicas(live, count - info.partitions, info.replication_factor, self._assign_rng,
+                                        start_index=start_index, start_partition_id=info.partitions,
+                                        racks=self.metadata.broker_racks())
         except ValueError as error:
             raise ClusterError(str(error), getattr(error, "kafka_name", Errors.INVALID_REQUEST)) from None
         if self.kraft:
@@ -348,6 +352,11 @@ class Cluster:
         try:
             if replica_assignment is not None:
                 return check_replica_assignment(replica_assignment, self.brokers)
+            if self.kraft:
+                # KRaft's controller places replicas with its StripedReplicaPlacer over the unfenced
+                # brokers (the lab computes it here, from the controller's committed image).
+                return place_replicas_striped(sorted(self.registrations()), partitions, replication_factor,
+                                              self._assign_rng, racks=self.metadata.broker_racks())
             return assign_replicas(sorted(self.registrations()), partitions, replication_factor, self._assign_rng,
                                    racks=self.metadata.broker_racks())
         except ValueError as error:
@@ -377,8 +386,11 @@ class Cluster:
         """kafka-topics --delete: mark the topic for deletion; the controller stops and deletes every
         replica, then removes the topic (engine/replication/topic_deletion.py). With `wait`, runs
         until it is gone or waits for a replica on a broker that is down. Internal topics, and every
-        topic with delete.topic.enable=false, are refused with nothing changed."""
-        self._zookeeper_only("delete_topic")
+        topic with delete.topic.enable=false, are refused with nothing changed.
+
+        KRaft: DeleteTopics at the active controller writes one RemoveTopicRecord; the topic is gone
+        once it commits, and each broker deletes its replicas when it replays it (a broker that is
+        down does so when it comes back)."""
         self._topic(topic)
         if is_internal(topic):
             raise ClusterError(f"Topic {topic} is a kafka internal topic and is not allowed to be marked for "
@@ -388,6 +400,15 @@ class Cluster:
                                Errors.TOPIC_DELETION_DISABLED, "topic")
         if self.controller is None:
             raise ClusterError("There is no controller: no broker is alive", Errors.NOT_CONTROLLER)
+        if self.kraft:
+            answers: list = []
+            self.controller._handle_delete_topics("admin", DeleteTopicsRequest(topic),
+                                                  lambda answer, summary=None: answers.append(answer))
+            self._deleted_names[topic] = self._deleted_names.get(topic, 0) + 1
+            if wait:
+                self.scheduler.run(until_ms=self.now_ms + 60_000, advance=False,
+                                   stop=lambda: topic not in self.topics and self._metadata_propagated())
+            return self.deletion_status(topic)
         zk.mark_topic_for_deletion(self.store, topic)
         self._deleted_names[topic] = self._deleted_names.get(topic, 0) + 1
         if wait:
@@ -396,13 +417,10 @@ class Cluster:
                                or not self.scheduler.has_foreground_work())
         return self.deletion_status(topic)
 
-    def _zookeeper_only(self, command: str) -> None:
-        # KRaft's DeleteTopics / AlterPartitionReassignments / ElectLeaders are not wired in yet.
-        if getattr(self, "kraft", False):
-            raise ClusterError(f"{command} runs in ZooKeeper mode only for now", Errors.INVALID_REQUEST)
-
     def deletion_status(self, topic: str) -> dict:
-        """Whether `topic` is deleted, or which down brokers its deletion waits for."""
+        """Whether `topic` is deleted, or which down brokers its deletion waits for (KRaft: none)."""
+        if self.kraft:
+            return {"topic": topic, "deleted": topic not in self.topics, "waiting_for_brokers": []}
         if not zk.topic_exists(self.store, topic):
             return {"topic": topic, "deleted": True, "waiting_for_brokers": []}
         live = self.registrations()
@@ -414,11 +432,28 @@ class Cluster:
         """kafka-reassign-partitions --execute: check the plan (JSON text or object), then ask the
         controller to move the partitions (KIP-455's steps, Controller.on_reassignment_requested).
         Returns the current assignment (the tool's rollback JSON) and the partitions started. A bad
-        plan raises ClusterError naming the field, with nothing changed."""
-        self._zookeeper_only("reassign_partitions")
+        plan raises ClusterError naming the field, with nothing changed.
+
+        KRaft: AlterPartitionReassignments at the active controller: one PartitionChangeRecord per
+        partition (QuorumController.alter_partition_reassignments); the move completes in the
+        AlterPartition that brings every target replica into the ISR."""
         if self.controller is None:
             raise ClusterError("There is no controller: no broker is alive", Errors.NOT_CONTROLLER)
         entries = self._reassignment_plan(plan, live_only=True)
+        if self.kraft:
+            if self.controller.ongoing_reassignments():
+                raise ClusterError("There is an existing assignment running.", Errors.REASSIGNMENT_IN_PROGRESS)
+            current = {"version": 1, "partitions": [
+                {"topic": e.topic, "partition": e.partition,
+                 "replicas": self.partition_state(e.topic, e.partition)["replicas"],
+                 "log_dirs": ["any"] * len(self.partition_state(e.topic, e.partition)["replicas"])} for e in entries]}
+            self.controller.alter_partition_reassignments([(e.topic, e.partition, e.replicas) for e in entries])
+            if wait:
+                self.run_until_idle()
+            else:
+                self.scheduler.run(until_ms=self.now_ms + 60_000, advance=False,
+                                   stop=lambda: not self.scheduler.has_foreground_work())
+            return {"current": current, "started": [f"{e.topic}-{e.partition}" for e in entries]}
         if self.store.exists(zk.REASSIGN_PARTITIONS_PATH) or zk.ongoing_reassignments(self.store):
             raise ClusterError("There is an existing assignment running.", Errors.REASSIGNMENT_IN_PROGRESS)
         current = {"version": 1, "partitions": [
@@ -447,7 +482,8 @@ class Cluster:
         entries = self._reassignment_plan(plan, live_only=False)
         current = {(e.topic, e.partition): list(self.partition_state(e.topic, e.partition)["replicas"])
                    for e in entries}
-        ongoing = set(zk.ongoing_reassignments(self.store))
+        ongoing = self.controller.ongoing_reassignments() if self.kraft and self.controller is not None \
+            else set(zk.ongoing_reassignments(self.store))
         return [{"topic": t, "partition": p, "state": state, "message": line}
                 for t, p, state, line in verify_reassignment(entries, current, ongoing)]
 
@@ -464,8 +500,8 @@ class Cluster:
         """kafka-leader-election --election-type preferred (--all-topic-partitions: `partitions` None):
         per partition, Kafka's answer — NONE (the preferred replica leads now), ELECTION_NOT_NEEDED,
         PREFERRED_LEADER_NOT_AVAILABLE (not alive or not in the ISR). For all partitions, those that
-        need no election are left out, as the tool does."""
-        self._zookeeper_only("elect_leaders")
+        need no election are left out, as the tool does. KRaft: ElectLeaders at the active controller,
+        one PartitionChangeRecord per partition that moves."""
         if election_type != "preferred":
             raise ClusterError(f"election_type must be 'preferred' (the lab has no unclean election on request), "
                                f"not {election_type!r}", Errors.INVALID_REQUEST, "election_type")
@@ -487,7 +523,13 @@ class Cluster:
             if not (every and error == Errors.ELECTION_NOT_NEEDED):
                 results[f"{topic}-{partition}"] = error.value
         eligible = [(t, p) for t, p in wanted if results.get(f"{t}-{p}") == Errors.NONE]
-        if eligible:
+        if eligible and self.kraft:
+            self.controller.elect_preferred_leaders(eligible)
+            if wait:
+                self.scheduler.run(until_ms=self.now_ms + 60_000, advance=False,
+                                   stop=lambda: all(self.leader_of(t, p) == self.partition_state(t, p)["replicas"][0]
+                                                    for t, p in eligible) and self._metadata_propagated())
+        elif eligible:
             try:
                 zk.request_preferred_election(self.store, eligible)
             except NodeExistsError:
@@ -508,7 +550,7 @@ class Cluster:
         if creator is None:
             return False
         return ensure_offsets_topic(self.world, self.metadata, self.broker_config, self.topic_defaults,
-                                    creator.create_topic)
+                                    creator.create_topic, striped=self.kraft)
 
     def describe_topic(self, topic: str) -> dict:
         info = self._topic(topic)

@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # group: (layer, module prefixes). A module belongs to the group with its longest matching prefix.
-LAYERS: dict[str, tuple[int, tuple[str, ...]]] = {
+LAYERS: dict[str, tuple[float, tuple[str, ...]]] = {
     "sim": (0, ("engine.sim",)),
     "common": (0, ("engine.common", "engine.topic_pattern")),   # topic_pattern: a pure matcher for names
     "events": (0, ("engine.events",)),
@@ -30,7 +30,9 @@ LAYERS: dict[str, tuple[int, tuple[str, ...]]] = {
     "node": (2, ("engine.node",)),
     "raft": (2, ("engine.raft",)),   # KRaft's consensus layer (KIP-595): storage, sim, events; below the controller
     "replication": (3, ("engine.replication",)),
-    "controller": (3, ("engine.controller",)),       # KRaft's quorum controller (its Raft client is passed in)
+    # KRaft's quorum controller: above replication, whose pure rules it reuses (reassignment steps,
+    # preferred leaders), below the broker that hosts it in combined mode.
+    "controller": (3.5, ("engine.controller",)),
     "groups.broker": (3, ("engine.groups.coordinator", "engine.groups.group")),
     "broker": (4, ("engine.broker",)),
     "clients": (4, ("engine.clients", "engine.produced_log")),     # produced_log: what a producer sent

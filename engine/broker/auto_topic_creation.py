@@ -20,13 +20,13 @@ from engine.groups.offsets_topic import OFFSETS_TOPIC
 from engine.metadata import zk
 from engine.metadata.view import MetadataReader
 from engine.node import World
-from engine.replication.assignment import RackInformationError, assign_replicas
+from engine.replication.assignment import RackInformationError, assign_replicas, place_replicas_striped
 
 OFFSETS_TOPIC_CONFIG = {"cleanup.policy": "compact", "segment.bytes": 104857600}
 
 
 def ensure_offsets_topic(world: World, metadata: MetadataReader, config: Any, topic_defaults: dict,
-                         create: Callable[[str, list[list[int]], dict, str], None]) -> bool:
+                         create: Callable[[str, list[list[int]], dict, str], None], *, striped: bool = False) -> bool:
     """True when `__consumer_offsets` exists already; otherwise create it if there is a controller
     to create its partitions and a live broker to hold them, and return False.
 
@@ -44,8 +44,12 @@ def ensure_offsets_topic(world: World, metadata: MetadataReader, config: Any, to
         return False    # a topic that collides with it exists: Kafka's validation refuses the creation
     replication_factor = min(config.offsets_topic_replication_factor, len(live))
     try:
-        assignment = assign_replicas(live, config.offsets_topic_num_partitions, replication_factor,
-                                     world.stream("assignment"), racks=metadata.broker_racks())
+        if striped:     # KRaft: the controller's StripedReplicaPlacer
+            assignment = place_replicas_striped(live, config.offsets_topic_num_partitions, replication_factor,
+                                                world.stream("assignment"), racks=metadata.broker_racks())
+        else:
+            assignment = assign_replicas(live, config.offsets_topic_num_partitions, replication_factor,
+                                         world.stream("assignment"), racks=metadata.broker_racks())
     except RackInformationError:
         return False    # some brokers have a rack, some not: creation fails as Kafka's (RackAwareMode.Enforced)
     merged = {**topic_defaults, **OFFSETS_TOPIC_CONFIG}

@@ -507,7 +507,8 @@ class Broker:
         (and gets COORDINATOR_NOT_AVAILABLE)."""
         if request.key_type != 0:
             answer = FindCoordinatorResponse(Errors.INVALID_REQUEST)
-        elif not ensure_offsets_topic(self.world, self.metadata, self.config, self.topic_defaults, self.create_topic):
+        elif not ensure_offsets_topic(self.world, self.metadata, self.config, self.topic_defaults, self.create_topic,
+                                      striped=self.kraft is not None):
             answer = FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE)
         else:
             p = coordinator_partition(request.key, self.metadata.partition_count(OFFSETS_TOPIC))
@@ -795,19 +796,18 @@ class Broker:
         return changed
 
     def _remove_replica(self, key: tuple[str, int], *, delete: bool) -> None:
-        """Stop a replica (StopReplica in ZooKeeper mode, a metadata change in KRaft) and, with
-        `delete`, remove its log: renamed `<topic>-<partition>.<id>-delete`, then removed (LogManager.asyncDelete)."""
+        """KRaft: stop a replica the metadata no longer gives this broker (its topic deleted, or moved
+        away) and, with `delete`, delete its log as StopReplica does in ZooKeeper mode: renamed
+        `<topic>-<partition>.<id>-delete`, removed log.segment.delete.delay.ms later (LogManager.asyncDelete)."""
         partition = self.partitions.pop(key)
         self._stop_following(key)
         was = partition.role
         partition.stop()
         self.groups.on_role_change(partition, was)
         partition.log.close()
+        self.offline_replicas.pop(key, None)
         if delete:
-            import shutil
-            path = os.path.join(self.data_dir, f"{key[0]}-{key[1]}")
-            if os.path.isdir(path):
-                shutil.rmtree(path)
+            self._delete_replica_dir(key, had_log=True)
 
     def create_topic(self, name: str, assignment: list[list[int]], config: dict, topic_id: str) -> None:
         """A topic this broker creates itself (`__consumer_offsets`): its znodes in ZooKeeper mode, a

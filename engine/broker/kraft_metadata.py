@@ -112,7 +112,8 @@ class KRaftBrokerMetadata:
         leader, _ = self.raft.leader_and_epoch() if self.raft is not None else (-1, 0)
         return leader
 
-    def _send(self, request: Any, on_response: Callable[[Any], None], summary: dict, retry: Callable[[], None]) -> None:
+    def _send(self, request: Any, on_response: Callable[[Any], None], summary: dict, retry: Callable[[], None],
+              *, foreground: bool = False) -> None:
         """To the active controller, as the Raft client knows it; with none known, try again shortly."""
         leader = self.active_controller()
         if leader < 0:
@@ -126,7 +127,7 @@ class KRaftBrokerMetadata:
             else:
                 on_response(response)
         self.broker.process.send(self.voters[leader], request, answered, summary=summary,
-                                 timeout_ms=self.quorum_config.request_timeout_ms, foreground=False)
+                                 timeout_ms=self.quorum_config.request_timeout_ms, foreground=foreground)
 
     def _register(self) -> None:
         broker = self.broker
@@ -209,7 +210,7 @@ class KRaftBrokerMetadata:
     def create_topic(self, name: str, assignment: list[list[int]], config: dict, topic_id: str) -> None:
         """CreateTopics to the controller (what a broker's auto topic creation forwards)."""
         self._send(m.CreateTopicsRequest(name, assignment, config, topic_id), lambda response: None,
-                   {"topic": name}, lambda: None)
+                   {"topic": name}, lambda: None, foreground=True)
 
     def allocate_producer_ids(self, on_done: Callable[[int, int], None]) -> None:
         def answered(response: Any) -> None:

@@ -306,6 +306,13 @@ class Consumer:
         m.version += 1
         if self.subscriptions.mode == "pattern":
             self.subscriptions.topics = self._matching_topics()
+        elif self.subscriptions.mode == "topics" and any(t not in m.partitions for t in self.subscriptions.topics):
+            # Metadata.handleMetadataResponse: a subscribed topic the answer lacks (Kafka's consumer asks
+            # for it and gets UNKNOWN_TOPIC_OR_PARTITION, an InvalidMetadataException) asks for another
+            # update after retry.backoff.ms. In KRaft a broker's metadata may lag the controller's:
+            # a topic just created may not be in that broker's image yet.
+            m.need_update = True
+            m.next_attempt_ms = self.now_ms + self.config.retry_backoff_ms
 
     # -- offsets ------------------------------------------------------------------------------
     def commit_async(self, offsets: dict | None = None,

@@ -40,6 +40,13 @@ from engine.controller import messages as m
 from engine.controller.partition_change import Election, build_change, preferred_election
 from engine.metadata import records as mr
 from engine.metadata.image import FENCE, NO_LEADER, NO_LEADER_CHANGE, UNFENCE, MetadataImage
+from engine.replication.reassignment import (
+    PartitionLeadership,
+    auto_rebalance_candidates,
+    is_reassignment_complete,
+    reassignment_leader,
+    reassignment_state,
+)
 from engine.storage.errors import InvalidConfigError
 
 METADATA_VERSION_LEVEL = 25          # MetadataVersion IBP_4_0_IV3's feature level (the newest 4.0 one)
@@ -124,6 +131,7 @@ class QuorumController:
             self._write([mr.FeatureLevelRecord(name="metadata.version", feature_level=METADATA_VERSION_LEVEL)])
         for broker in sorted(self.image.brokers):
             self._touch(broker)
+        self._schedule_leader_rebalance()
 
     def _renounce(self, reason: str) -> None:
         """Lost the leadership: drop what did not commit, fail the requests waiting on it."""
@@ -266,9 +274,19 @@ class QuorumController:
         record = mr.PartitionChangeRecord(partition_id=request.partition,
                                           topic_id=request.topic_id,
                                           isr=list(request.new_isr), leader=NO_LEADER_CHANGE)
+        completed = self._complete_reassignment(request.topic, partition, record)
 
         def committed() -> None:
             now = self.image.partition(request.topic, request.partition)
+            if completed and now is not None:
+                if now.leader != request.broker_id:
+                    self.host.publish(ev.LeaderElected(
+                        topic=request.topic, partition=request.partition, leader=now.leader,
+                        leader_epoch=now.leader_epoch, isr=list(now.isr), reason="reassignment",
+                        previous_leader=request.broker_id))
+                self.host.publish(ev.ReassignmentCompleted(topic=request.topic, partition=request.partition,
+                                                           replicas=list(now.replicas), leader=now.leader,
+                                                           isr=list(now.isr)))
             if now is None:
                 respond(m.AlterPartitionResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION), {})
                 return
@@ -488,8 +506,85 @@ class QuorumController:
             return bool(self.config.unclean_leader_election_enable)
         return bool(parse_config_value("unclean.leader.election.enable", value, "bool", InvalidConfigError))
 
+    # -- admin: partition reassignment (KIP-455 in KRaft) -------------------------------------------------
+    def alter_partition_reassignments(self, moves: list[tuple[str, int, list[int]]]) -> list[tuple[str, int]]:
+        """ReplicationControlManager.alterPartitionReassignments: for each partition, one
+        PartitionChangeRecord with replicas RS = target + the originals being removed, adding and
+        removing replicas. The new replicas replay it and start following; the move completes in the
+        AlterPartition that puts every target replica in the ISR. Returns the partitions that move."""
+        if not self.is_active():
+            return []
+        changes, started = [], []
+        for name, p, target in moves:
+            partition = self.image.partition(name, p)
+            if partition is None or list(target) == partition.replicas:
+                continue
+            state = reassignment_state(partition.replicas, list(target))
+            record = mr.PartitionChangeRecord(partition_id=p, topic_id=self.image.topics[name].topic_id,
+                                              replicas=state.replicas, adding_replicas=state.adding,
+                                              removing_replicas=state.removing, leader=NO_LEADER_CHANGE)
+            changes.append(record)
+            started.append((name, p, list(partition.replicas), list(target), state))
+        if not changes:
+            return []
+
+        def announce() -> None:
+            for name, p, original, target, state in started:
+                self.host.publish(ev.ReassignmentStarted(topic=name, partition=p, original=original, target=target,
+                                                         replicas=state.replicas, adding=state.adding,
+                                                         removing=state.removing))
+        self._write(changes, announce)
+        return [(name, p) for name, p, *_ in started]
+
+    def _complete_reassignment(self, topic: str, partition: Any, record: Any) -> bool:
+        """PartitionChangeBuilder.completeReassignmentIfNeeded, folded into an AlterPartition's record:
+        once every target replica is in the new ISR, the replicas become the target, the removed ones
+        leave the ISR, and a leader outside the target hands over to the first target replica in the
+        ISR. Replicas leaving means a new leader epoch (triggerLeaderEpochBumpForReplicaReassignment)."""
+        if not partition.adding_replicas and not partition.removing_replicas:
+            return False
+        target = [r for r in partition.replicas if r not in partition.removing_replicas]
+        isr = list(record.isr)
+        if not is_reassignment_complete(target, isr):
+            return False
+        record.replicas = target
+        record.isr = [r for r in isr if r in target]
+        record.adding_replicas, record.removing_replicas = [], []
+        if partition.leader not in target:
+            leader = reassignment_leader(target, record.isr, {r for r in target if self._acceptable(r)})
+            record.leader = NO_LEADER if leader is None else leader
+        else:
+            record.leader = partition.leader     # the replica set shrank: bump the leader epoch
+        return True
+
+    def ongoing_reassignments(self) -> set[tuple[str, int]]:
+        return {(name, p) for name, topic in self.committed.topics.items()
+                for p, partition in topic.partitions.items()
+                if partition.adding_replicas or partition.removing_replicas}
+
+    # -- auto.leader.rebalance.enable -------------------------------------------------------------------
+    def _schedule_leader_rebalance(self) -> None:
+        """QuorumController's periodic leader balancing (maybeBalancePartitionLeaders), when enabled."""
+        if not getattr(self.config, "auto_leader_rebalance_enable", False):
+            return
+        epoch = self.active_epoch
+
+        def check() -> None:
+            if self.active_epoch != epoch or not self.is_active():
+                return
+            live = {b for b in self.image.brokers if self._acceptable(b)}
+            partitions = [PartitionLeadership(name, p, list(part.replicas), part.leader, list(part.isr))
+                          for name, topic in self.image.topics.items() for p, part in sorted(topic.partitions.items())]
+            candidates = auto_rebalance_candidates(partitions, live, self.config.leader_imbalance_per_broker_percentage)
+            if candidates:
+                self.elect_preferred_leaders(candidates, reason="auto leader rebalance")
+            self._schedule_leader_rebalance()
+        self.host.schedule(self.config.leader_imbalance_check_interval_seconds * 1000, check,
+                           "leader imbalance check", foreground=False)
+
     # -- admin: preferred leader election ------------------------------------------------------------
-    def elect_preferred_leaders(self, partitions: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    def elect_preferred_leaders(self, partitions: list[tuple[str, int]], *,
+                                reason: str = "preferred replica election") -> list[tuple[str, int]]:
         """ReplicationControlManager.electLeaders(PREFERRED): the partitions whose leader moves."""
         if not self.is_active():
             return []
@@ -504,7 +599,7 @@ class QuorumController:
             if record is not None:
                 changes.append((name, p, record, election, [partition.leader, *partition.isr]))
         if changes:
-            self._write_replayed([], changes, lambda: self._announce_changes(changes, "preferred replica"))
+            self._write_replayed([], changes, lambda: self._announce_changes(changes, reason))
         return [(n, p) for n, p, *_ in changes]
 
 

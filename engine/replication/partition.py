@@ -108,6 +108,11 @@ class Partition:
             self.epoch_cache.assign(state.leader_epoch, self.log.log_end_offset)
             self.followers = {r: FollowerState(last_caught_up_ms=now if r in state.isr else 0)
                               for r in state.replicas if r != self.broker.id}
+        elif set(self.followers) != set(state.replicas) - {self.broker.id}:
+            # KRaft: a reassignment adds replicas without a new leader epoch; the leader starts
+            # tracking the new ones (ZooKeeper mode's controller bumps the epoch for that).
+            self.followers = {r: self.followers.get(r) or FollowerState() for r in state.replicas
+                              if r != self.broker.id}
         self.maybe_increment_high_watermark()
 
     def become_follower(self, state: PartitionState) -> None:
