@@ -28,6 +28,7 @@ from typing import Any
 from engine import events as ev
 from engine.broker.auto_topic_creation import ensure_offsets_topic
 from engine.broker.broker import CRASH_MODES, Broker
+from engine.broker.controller_server import ControllerServer
 from engine.clients.consumer import Consumer
 from engine.clients.consumer_app import PollLoop
 from engine.clients.lab_client_partitioner import NULL_KEY_PARTITIONERS, STICKY
@@ -39,17 +40,15 @@ from engine.common.topics import TopicExistsError, UnknownTopicError, check_coll
 from engine.config import BrokerConfig as BrokerConfig  # engine.config's, also importable from here
 from engine.config import ClusterConfig as ClusterConfig
 from engine.config import check_topic_config, quorum_voters, split_config
-from engine.broker.controller_server import ControllerServer
 from engine.controller.messages import CreatePartitionsRequest, DeleteTopicsRequest
-from engine.metadata.image import MetadataImage
 from engine.metadata import zk
+from engine.metadata.image import MetadataImage
 from engine.metadata.store import MetadataStore, NodeExistsError
 from engine.metadata.view import MetadataReader, Topics, ZkMetadata
-from engine.metadata.zk import TopicInfo, partition_path
+from engine.metadata.zk import TopicInfo
 from engine.network import Network
 from engine.node import EPOCH_MS, World
 from engine.replication.assignment import assign_replicas, check_replica_assignment, place_replicas_striped
-from engine.replication.controller import Controller
 from engine.replication.fetcher import TRUNCATION_MODES
 from engine.replication.reassignment import (
     PartitionReassignment,

@@ -144,7 +144,8 @@ def check_metadata_mode(cluster: ClusterConfig) -> None:
         raise InvalidConfigError(f"controller.mode must be one of {', '.join(CONTROLLER_MODES)}, "
                                  f"not {cluster.controller_mode!r}")
     if cluster.controller_count not in (0, 1, 3):
-        raise InvalidConfigError(f"controller.count must be 1 or 3 (0: the lab picks), not {cluster.controller_count!r}")
+        raise InvalidConfigError(f"controller.count must be 1 or 3 (0: the lab picks), "
+                                 f"not {cluster.controller_count!r}")
 
 
 def quorum_voters(cluster: ClusterConfig, brokers: int) -> dict[int, str]:

@@ -44,7 +44,7 @@ class Setting:
     metadata: str = "zookeeper"
 
     def config(self) -> dict:
-        config = {"min.insync.replicas": self.min_insync_replicas,
+        config: dict[str, object] = {"min.insync.replicas": self.min_insync_replicas,
                   "unclean.leader.election.enable": self.unclean,
                   # shorter timeouts than Kafka's defaults: more failovers per virtual minute
                   "zookeeper.session.timeout.ms": 6000, "replica.lag.time.max.ms": 10000,
@@ -108,7 +108,7 @@ def run_schedule(seed: int, setting: Setting = SAFE, data_dir: str | None = None
 
 
 def _play(cluster: Cluster, rng: random.Random, setting: Setting) -> list[str]:
-    operations = []
+    operations: list[str] = []
     brokers = sorted(cluster.brokers)
     controllers = sorted(cluster.controller_nodes)
     for i in range(rng.randint(10, 24)):
@@ -207,10 +207,10 @@ def disagreement(logs: dict[int, list[tuple[int, bytes | None]]]) -> dict[int, i
 def _heal_and_settle(cluster: Cluster) -> bool:
     brokers = sorted(cluster.brokers)
     nodes = [cluster._node(n) for n in brokers + sorted(cluster.controller_nodes)]
-    for a in nodes:
-        for b in nodes:
-            if a < b and cluster.network.is_cut(a, b):
-                cluster.heal_network(a, b)
+    for one in nodes:
+        for other in nodes:
+            if one < other and cluster.network.is_cut(one, other):
+                cluster.heal_network(one, other)
     for node_id, server in sorted(cluster.controller_nodes.items()):
         if not server.alive:
             cluster.restart_controller_node(node_id)

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 from engine.groups.coordinator import coordinator_for
 from engine.groups.group import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE
-from engine.replication.controller import partition_path
 
 if TYPE_CHECKING:
     from engine.cluster import Cluster
@@ -45,7 +44,8 @@ LAGGING_AFTER_MS = 1000
 # A member or consumer has "stopped heartbeating" after this many heartbeat intervals of silence.
 MISSED_HEARTBEATS = 2
 # Timers due at the same instant, in the order they act (the session expires, then the controller...).
-KIND_ORDER = ("session_expiry", "broker_fencing", "controller_election", "leader_election", "isr_shrink", "produce_timeout",
+KIND_ORDER = ("session_expiry", "broker_fencing", "controller_election", "leader_election", "isr_shrink",
+              "produce_timeout",
               "initial_rebalance_delay", "rebalance_timeout", "sync_timeout", "member_session",
               "poll_timeout")
 

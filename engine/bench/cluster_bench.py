@@ -61,7 +61,8 @@ def run(args: argparse.Namespace) -> dict:
             for name, rf, acks in (("rf1_acks1", 1, 1), ("rf3_acks1", 3, 1), ("rf3_acksall", 3, -1)):
                 result[f"{prefix}{name}_rps"] = _produce_run(os.path.join(scratch, prefix + name), payload, batches,
                                                              rf, acks, mode)
-            virtual_ms, wall_ms = [], []
+            virtual_ms: list[float] = []
+            wall_ms: list[float] = []
             for i in range(getattr(args, "failovers", 5)):
                 v, w = _failover(os.path.join(scratch, f"{prefix}failover-{i}"), mode, seed=i)
                 virtual_ms.append(v)
@@ -181,8 +182,8 @@ def report(r: dict) -> str:
     lines.append(f"  end-to-end produce->readable, RF=3 acks=all: wall p50 {r['e2e_p50_ms']:.2f} ms, "
                  f"p99 {r['e2e_p99_ms']:.2f} ms; modelled p50 {r['virtual_e2e_p50_ms']:.0f} ms, "
                  f"p99 {r['virtual_e2e_p99_ms']:.0f} ms")
-    lines.append(f"  leader kill -> new leader usable (ZooKeeper mode, median): {r['failover_virtual_ms']:,} virtual ms, "
-                 f"{r['failover_wall_ms']:,.0f} wall ms")
+    lines.append(f"  leader kill -> new leader usable (ZooKeeper mode, median): "
+                 f"{r['failover_virtual_ms']:,} virtual ms, {r['failover_wall_ms']:,.0f} wall ms")
     if "kraft_rf3_acks1_rps" in r:
         lines.append("  KRaft mode (combined controllers), beside ZooKeeper mode's in this run:")
         for key, label in (("rf1_acks1_rps", "RF=1 acks=1"), ("rf3_acks1_rps", "RF=3 acks=1"),

@@ -189,8 +189,10 @@ class KRaftBrokerMetadata:
                 partition.isr = list(response.isr)
                 partition.partition_epoch = response.partition_epoch
             on_done(ok)
+        def gave_up() -> None:      # no controller answered: the next ISR check asks again
+            self._alter_in_flight.pop(key, None)
         self._send(request, answered, {"topic": partition.topic, "partition": partition.partition,
-                                       "isr": list(new_isr)}, lambda: self._alter_in_flight.pop(key, None))
+                                       "isr": list(new_isr)}, gave_up)
 
     def altered(self, partition: Any, state: Any) -> bool:
         """The metadata log brought a change of a partition this broker leads: if it is the ISR its

@@ -300,7 +300,8 @@ class QuorumController:
         if self._not_controller(respond, m.CreateTopicsResponse(Errors.NOT_CONTROLLER)):
             return
         error, message = self.create_topic(request.name, request.assignment, request.config, request.topic_id,
-                                           lambda: respond(m.CreateTopicsResponse(Errors.NONE), {"topic": request.name}))
+                                           lambda: respond(m.CreateTopicsResponse(Errors.NONE),
+                                                           {"topic": request.name}))
         if error != Errors.NONE:
             respond(m.CreateTopicsResponse(error, message), {"error": error, "topic": request.name})
 
@@ -359,7 +360,8 @@ class QuorumController:
             return
         topic = self.image.topics.get(request.topic)
         if topic is None:
-            respond(m.ControllerResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION), {"error": Errors.UNKNOWN_TOPIC_OR_PARTITION})
+            respond(m.ControllerResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION),
+                    {"error": Errors.UNKNOWN_TOPIC_OR_PARTITION})
             return
         for replicas in request.added:
             if not any(self._acceptable(r) for r in replicas):
@@ -379,7 +381,8 @@ class QuorumController:
             return
         topic = self.image.topics.get(request.topic)
         if topic is None:
-            respond(m.ControllerResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION), {"error": Errors.UNKNOWN_TOPIC_OR_PARTITION})
+            respond(m.ControllerResponse(Errors.UNKNOWN_TOPIC_OR_PARTITION),
+                    {"error": Errors.UNKNOWN_TOPIC_OR_PARTITION})
             return
         name, count = request.topic, len(topic.partitions)
 

@@ -84,8 +84,8 @@ def test_a_reassignment_adds_catches_up_moves_leadership_and_removes(tmp_path):
     assert [r.value for r in cluster.read("t", 0)] == [f"v{i}".encode() for i in range(10)]
     for gone in (1, 2):
         assert ("t", 0) not in cluster.brokers[gone].partitions
-    assert cluster.verify_reassignment({"version": 1, "partitions": [{"topic": "t", "partition": 0,
-                                                                      "replicas": [3, 4, 5]}]})[0]["state"] == "completed"
+    plan = {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [3, 4, 5]}]}
+    assert cluster.verify_reassignment(plan)[0]["state"] == "completed"
 
 
 def test_a_reassignment_naming_a_missing_broker_changes_nothing(tmp_path):
@@ -93,7 +93,8 @@ def test_a_reassignment_naming_a_missing_broker_changes_nothing(tmp_path):
     cluster.create_topic("t", partitions=1, replication_factor=3)
     before = cluster.partition_state("t", 0)
     with pytest.raises(ClusterError) as raised:
-        cluster.reassign_partitions({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 9, 2]}]})
+        cluster.reassign_partitions({"version": 1,
+                                     "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 9, 2]}]})
     assert "partitions[0].replicas" in str(raised.value)
     cluster.run_until_idle()
     assert cluster.partition_state("t", 0) == before

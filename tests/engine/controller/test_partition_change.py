@@ -19,7 +19,8 @@ def test_first_replica_in_isr_and_unfenced_leads_when_leader_fenced():
 
 
 def test_no_leader_without_an_eligible_replica_and_the_isr_is_not_emptied():
-    record, election = build_change("AAAAAAAAAAAAAAAAAAAAAQ", 0, part(isr=(1,), leader=1), [], lambda r: r not in (1,), False)
+    record, election = build_change("AAAAAAAAAAAAAAAAAAAAAQ", 0, part(isr=(1,), leader=1), [],
+                                    lambda r: r not in (1,), False)
     assert election.leader == NO_LEADER
     assert record is not None and record.leader == NO_LEADER and record.isr is None   # ISR keeps its last member
 

@@ -12,7 +12,6 @@ import pytest
 from engine.scenarios import load_scenario, run_scenario
 from engine.scenarios.runner import builtin_names
 
-
 MODES = ["zookeeper", "kraft"]
 
 
