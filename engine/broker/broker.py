@@ -410,7 +410,7 @@ class Broker:
         if self.cleaner is None:
             return
         logs = {key: p.log for key, p in self.partitions.items()}
-        for result in self.cleaner.clean_all(logs, self.world.record_time_ms()):
+        for result in self.cleaner.clean_all(self.data_dir, logs, self.world.record_time_ms()):
             topic, p = result.key
             stats = result.stats
             self.publish(ev.LogCleaned(

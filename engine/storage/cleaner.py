@@ -431,42 +431,42 @@ def _first_batch_timestamp(segment: LogSegment) -> int:
 class LogCleanerManager:
     """One broker data dir's cleaner state (LogCleanerManager): the `cleaner-offset-checkpoint`
     file, read when the broker starts and rewritten whenever a cleaning ends (doneCleaning) or a
-    checkpointed offset was found outside its log."""
+    checkpointed offset was found outside its log. It keeps no path: the data dir is passed to each
+    call (an engine checkpoint restores a cluster into another directory)."""
 
     def __init__(self, data_dir: str, *, fsync: bool = True) -> None:
-        self.path = os.path.join(data_dir, CLEANER_CHECKPOINT)
         self._fsync = fsync
-        self.checkpoint: dict[Key, int] = checkpoints.read_offsets(self.path)
+        self.checkpoint: dict[Key, int] = checkpoints.read_offsets(os.path.join(data_dir, CLEANER_CHECKPOINT))
 
-    def clean_filthiest(self, logs: Mapping[Key, Log], now_ms: int, *,
+    def clean_filthiest(self, data_dir: str, logs: Mapping[Key, Log], now_ms: int, *,
                         crash_at: str | None = None) -> CleaningResult | None:
         """Clean the filthiest compacted log, if one is cleanable (CleanerThread.cleanFilthiestLog)."""
         ltc, resets = grab_filthiest_compacted_log(logs, self.checkpoint, now_ms)
         if resets:
             self.checkpoint.update(resets)
-            self._write(logs)
+            self._write(data_dir, logs)
         if ltc is None:
             return None
         result = clean(ltc, now_ms, crash_at=crash_at)
         if crash_at is None:
             self.checkpoint[ltc.key] = result.end_offset
-            self._write(logs)
+            self._write(data_dir, logs)
         return result
 
-    def clean_all(self, logs: Mapping[Key, Log], now_ms: int) -> list[CleaningResult]:
+    def clean_all(self, data_dir: str, logs: Mapping[Key, Log], now_ms: int) -> list[CleaningResult]:
         """Clean until nothing is cleanable: the cleaner thread backs off only when a run found nothing."""
         done = []
         for _ in range(MAX_CLEANINGS_PER_RUN):
-            result = self.clean_filthiest(logs, now_ms)
+            result = self.clean_filthiest(data_dir, logs, now_ms)
             if result is None:
                 break
             done.append(result)
         return done
 
-    def _write(self, logs: Mapping[Key, Log]) -> None:
+    def _write(self, data_dir: str, logs: Mapping[Key, Log]) -> None:
         # Kafka keeps only the partitions the broker still has (updateCheckpoints).
         self.checkpoint = {k: v for k, v in self.checkpoint.items() if k in logs}
-        checkpoints.write_offsets(self.path, self.checkpoint, fsync=self._fsync)
+        checkpoints.write_offsets(os.path.join(data_dir, CLEANER_CHECKPOINT), self.checkpoint, fsync=self._fsync)
 
 
 def has_cleanable_candidate(logs: Iterable[Log]) -> bool:

@@ -72,8 +72,8 @@ def _cleaned_log(lab) -> list[dict]:
                                    assign_offsets=False)
             log.roll()
             logs[(TOPIC, partition)] = log
-        LogCleanerManager(directory, fsync=False).clean_all(logs, max((r["timestamp_ms"] for r in lab.records(TOPIC)),
-                                                                      default=0))
+        now = max((r["timestamp_ms"] for r in lab.records(TOPIC)), default=0)
+        LogCleanerManager(directory, fsync=False).clean_all(directory, logs, now)
         for (_topic, partition), log in logs.items():
             left += [{"partition": partition, "offset": r.offset, "key": r.key.decode()} for r in log.records_from(0)]
             log.close()

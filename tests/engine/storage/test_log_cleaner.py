@@ -33,6 +33,10 @@ def write(log: Log, clock: Clock, pairs) -> None:
         log.append([(key.encode(), None if value is None else value.encode())], timestamp_ms=clock.now)
 
 
+def clean_once(tmp_path, logs, now):
+    return cleaner.LogCleanerManager(str(tmp_path)).clean_filthiest(str(tmp_path), logs, now)
+
+
 def view(log: Log) -> list[tuple[int, str, str | None]]:
     return [(r.offset, r.key.decode(), None if r.value is None else r.value.decode()) for r in log.records_from(0)]
 
@@ -41,7 +45,7 @@ def test_only_the_last_value_of_each_key_stays_below_the_cleaned_point(tmp_path)
     clock = Clock()
     log = open_log(tmp_path / "t-0", clock=clock)
     write(log, clock, [(f"k{i % 3}", f"v{i}") for i in range(30)])
-    result = cleaner.LogCleanerManager(str(tmp_path)).clean_filthiest({("t", 0): log}, clock.now)
+    result = clean_once(tmp_path, {("t", 0): log}, clock.now)
     assert result is not None and result.first_dirty_offset == 0
     assert result.end_offset == log.active_segment.base_offset
     cleaned = [r for r in view(log) if r[0] < result.end_offset]
@@ -54,7 +58,7 @@ def test_the_active_segment_is_never_cleaned(tmp_path):
     log = open_log(tmp_path / "t-0", {"segment.bytes": 100_000}, clock)
     write(log, clock, [("k", f"v{i}") for i in range(50)])     # one segment: the active one
     before = log.active_segment.read_bytes()
-    assert cleaner.LogCleanerManager(str(tmp_path)).clean_filthiest({("t", 0): log}, clock.now) is None
+    assert clean_once(tmp_path, {("t", 0): log}, clock.now) is None
     assert log.active_segment.read_bytes() == before and len(view(log)) == 50
     assert not os.path.exists(tmp_path / cleaner.CLEANER_CHECKPOINT)     # nothing cleaned, nothing written
 
@@ -65,17 +69,17 @@ def test_the_dirtiest_log_above_the_ratio_is_cleaned_first(tmp_path):
     a, b = open_log(tmp_path / "a-0", low_ratio, clock), open_log(tmp_path / "b-0", low_ratio, clock)
     manager = cleaner.LogCleanerManager(str(tmp_path))
     write(a, clock, [(f"k{i}", "v") for i in range(12)])
-    assert manager.clean_filthiest({("a", 0): a}, clock.now).key == ("a", 0)
+    assert manager.clean_filthiest(tmp_path, {("a", 0): a}, clock.now).key == ("a", 0)
     write(a, clock, [(f"k{i}", "w") for i in range(8)])           # a: partly dirty again
     write(b, clock, [(f"k{i}", "v") for i in range(12)])          # b: all dirty
     logs = {("a", 0): a, ("b", 0): b}
     ratio_a = cleaner.log_to_clean(("a", 0), a, manager.checkpoint[("a", 0)], clock.now)[0].cleanable_ratio
     assert 0.1 < ratio_a < 1
-    first = manager.clean_filthiest(logs, clock.now)
+    first = manager.clean_filthiest(tmp_path, logs, clock.now)
     assert first.key == ("b", 0) and first.dirty_ratio == 1
-    second = manager.clean_filthiest(logs, clock.now)
+    second = manager.clean_filthiest(tmp_path, logs, clock.now)
     assert second.key == ("a", 0) and second.dirty_ratio == ratio_a
-    assert manager.clean_filthiest(logs, clock.now) is None
+    assert manager.clean_filthiest(tmp_path, logs, clock.now) is None
     assert read_offsets(os.path.join(tmp_path, cleaner.CLEANER_CHECKPOINT)) == {
         ("a", 0): a.active_segment.base_offset, ("b", 0): b.active_segment.base_offset}
 
@@ -85,14 +89,14 @@ def test_a_log_at_or_below_min_cleanable_dirty_ratio_is_left_alone(tmp_path):
     log = open_log(tmp_path / "t-0", {"min.cleanable.dirty.ratio": "0.6"}, clock)
     write(log, clock, [(f"k{i}", "v") for i in range(16)])      # distinct keys: cleaning keeps every byte
     manager = cleaner.LogCleanerManager(str(tmp_path))
-    manager.clean_filthiest({("t", 0): log}, clock.now)
+    manager.clean_filthiest(tmp_path, {("t", 0): log}, clock.now)
     write(log, clock, [(f"k{i}", "w") for i in range(8)])
     ltc, _ = cleaner.log_to_clean(("t", 0), log, manager.checkpoint[("t", 0)], clock.now)
     assert 0 < ltc.cleanable_ratio <= 0.6
-    assert manager.clean_filthiest({("t", 0): log}, clock.now) is None
+    assert manager.clean_filthiest(tmp_path, {("t", 0): log}, clock.now) is None
     write(log, clock, [(f"k{i}", "x") for i in range(24)])
     ltc, _ = cleaner.log_to_clean(("t", 0), log, manager.checkpoint[("t", 0)], clock.now)
-    assert ltc.cleanable_ratio > 0.6 and manager.clean_filthiest({("t", 0): log}, clock.now) is not None
+    assert ltc.cleanable_ratio > 0.6 and manager.clean_filthiest(tmp_path, {("t", 0): log}, clock.now) is not None
 
 
 def test_min_compaction_lag_keeps_young_segments_dirty(tmp_path):
@@ -100,9 +104,9 @@ def test_min_compaction_lag_keeps_young_segments_dirty(tmp_path):
     log = open_log(tmp_path / "t-0", {"min.compaction.lag.ms": 1_000}, clock)
     write(log, clock, [("k", f"v{i}") for i in range(20)])
     manager = cleaner.LogCleanerManager(str(tmp_path))
-    assert manager.clean_filthiest({("t", 0): log}, clock.now) is None      # every segment younger than 1 s
+    assert manager.clean_filthiest(tmp_path, {("t", 0): log}, clock.now) is None      # every segment younger than 1 s
     clock.now += 1_000
-    result = manager.clean_filthiest({("t", 0): log}, clock.now)
+    result = manager.clean_filthiest(tmp_path, {("t", 0): log}, clock.now)
     assert result is not None and result.end_offset == log.active_segment.base_offset
 
 
@@ -111,12 +115,12 @@ def test_max_compaction_lag_forces_a_cleaning_below_the_ratio(tmp_path):
     log = open_log(tmp_path / "t-0", {"min.cleanable.dirty.ratio": 0.99, "max.compaction.lag.ms": 5_000}, clock)
     write(log, clock, [(f"k{i}", "v") for i in range(8)])
     manager = cleaner.LogCleanerManager(str(tmp_path))
-    manager.clean_filthiest({("t", 0): log}, clock.now)        # all dirty: ratio 1 > 0.99
+    manager.clean_filthiest(tmp_path, {("t", 0): log}, clock.now)        # all dirty: ratio 1 > 0.99
     write(log, clock, [(f"k{i}", "w") for i in range(3)])
     log.roll()
-    assert manager.clean_filthiest({("t", 0): log}, clock.now) is None
+    assert manager.clean_filthiest(tmp_path, {("t", 0): log}, clock.now) is None
     clock.now += 5_001
-    result = manager.clean_filthiest({("t", 0): log}, clock.now)
+    result = manager.clean_filthiest(tmp_path, {("t", 0): log}, clock.now)
     assert result is not None and result.forced_by_max_lag
 
 
@@ -125,7 +129,7 @@ def test_a_tombstone_gets_a_delete_horizon_then_goes_after_delete_retention_ms(t
     log = open_log(tmp_path / "t-0", {"delete.retention.ms": 60_000, "min.cleanable.dirty.ratio": 0}, clock)
     write(log, clock, [("a", "1"), ("b", "1"), ("a", None)] + [(f"x{i}", "1") for i in range(6)])
     manager = cleaner.LogCleanerManager(str(tmp_path))
-    first = manager.clean_filthiest({("t", 0): log}, clock.now)
+    first = manager.clean_filthiest(tmp_path, {("t", 0): log}, clock.now)
     tomb = [r for r in view(log) if r[1] == "a"]
     assert tomb == [(2, "a", None)] and first.stats.delete_horizons_set == 1
     header = rb.read_batch_header(log.read_batches(2).records)
@@ -133,12 +137,12 @@ def test_a_tombstone_gets_a_delete_horizon_then_goes_after_delete_retention_ms(t
     assert log.read(2, max_offset=3)[0].timestamp == 1_030                 # the record's own time is kept
     write(log, clock, [(f"y{i}", "1") for i in range(12)])
     log.roll()
-    manager.clean_filthiest({("t", 0): log}, clock.now)
+    manager.clean_filthiest(tmp_path, {("t", 0): log}, clock.now)
     assert [r for r in view(log) if r[1] == "a"] == tomb                  # before the horizon: kept
     clock.now += 60_000
     write(log, clock, [(f"z{i}", "1") for i in range(12)])
     log.roll()
-    result = manager.clean_filthiest({("t", 0): log}, clock.now)
+    result = manager.clean_filthiest(tmp_path, {("t", 0): log}, clock.now)
     assert result.stats.tombstones_removed == 1 and [r for r in view(log) if r[1] == "a"] == []
 
 
@@ -146,7 +150,7 @@ def test_offsets_keep_their_gaps_and_the_indexes_find_every_record(tmp_path):
     clock = Clock()
     log = open_log(tmp_path / "t-0", {"index.interval.bytes": 0}, clock)
     write(log, clock, [(f"k{i % 4}" if i % 2 else f"u{i}", f"v{i}") for i in range(40)])
-    cleaner.LogCleanerManager(str(tmp_path)).clean_filthiest({("t", 0): log}, clock.now)
+    clean_once(tmp_path, {("t", 0): log}, clock.now)
     records = view(log)
     offsets = [r[0] for r in records]
     assert offsets == sorted(set(offsets)) and offsets != list(range(offsets[0], offsets[0] + len(offsets)))
@@ -195,7 +199,7 @@ def test_a_producer_s_last_batch_stays_as_an_empty_batch_and_readers_step_over_i
                                        base_sequence=0))
     write(log, clock, [("k", "2"), ("j", "1")])
     log.roll()
-    result = cleaner.LogCleanerManager(str(tmp_path)).clean_filthiest({("t", 0): log}, clock.now)
+    result = clean_once(tmp_path, {("t", 0): log}, clock.now)
     assert result.stats.empty_batches_kept == 1
     header = rb.read_batch_header(log.read_batches(0).records)
     assert (header.base_offset, header.records_count, header.producer_id, header.base_sequence) == (0, 0, 7, 0)

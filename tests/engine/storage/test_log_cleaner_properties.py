@@ -79,7 +79,7 @@ def test_the_cleaned_log_holds_the_last_value_of_each_key_and_tombstones_until_t
             log.roll()
         else:
             now[0] += item[1]
-            result = manager.clean_filthiest({("t", 0): log}, now[0])
+            result = manager.clean_filthiest(directory, {("t", 0): log}, now[0])
             if result is not None:
                 model.cleaned(result.end_offset, now[0])
         got = [(r.offset, r.key, r.value) for r in log.records_from(0)]
@@ -124,7 +124,7 @@ def test_a_consumer_reading_across_cleanings_sees_every_key_s_newest_value(tmp_p
             log.roll()
         elif item[0] == "clean":
             now[0] += item[1]
-            manager.clean_filthiest({("t", 0): log}, now[0])
+            manager.clean_filthiest(directory, {("t", 0): log}, now[0])
         else:
             read(item[1])
     while position < log.log_end_offset:
