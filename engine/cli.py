@@ -12,6 +12,8 @@
     python -m engine.cli kafka-consumer-groups --list | --describe --group g
     python -m engine.cli GetOffsetShell --topic t --time -1|-2
     python -m engine.cli kafka-dump-log.sh --files <data-dir>/broker-1/t-0/00000000000000000000.log --print-data-log
+    python -m engine.cli init --metadata kraft            # a KRaft cluster (the default: ZooKeeper mode)
+    python -m engine.cli kafka-metadata-quorum describe --status | --replication
 
 Each call opens the cluster from `--data-dir` (default ./lab-cluster, or $KAFKA_LAB_CLUSTER_DIR):
 its brokers start on their data dirs and recover their logs, a controller is elected; the tool
@@ -60,10 +62,13 @@ def _open(data_dir: str, err: TextIO) -> Cluster:
 # -- init -----------------------------------------------------------------------------------
 def cmd_init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config = dict(_parse_properties(args.config or []))
+    if args.metadata:
+        config["metadata"] = args.metadata
     cluster = persistence.create(args.data_dir, brokers=args.brokers, seed=args.seed, config=config,
                                  truncation=args.truncation)
+    mode = "KRaft" if cluster.kraft else "ZooKeeper mode"
     print(f"Created a lab cluster of {args.brokers} brokers in {cluster.data_dir} "
-          f"(seed {args.seed}, {args.truncation} truncation).", file=out)
+          f"(seed {args.seed}, {args.truncation} truncation, {mode}).", file=out)
     persistence.close(cluster)
     return 0
 
@@ -365,6 +370,14 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--seed", type=int, default=0)
     init.add_argument("--truncation", default="leader-epoch", choices=["leader-epoch", "high-watermark"])
     init.add_argument("--config", action="append", help="cluster config key=value (repeatable)")
+    init.add_argument("--metadata", choices=["zookeeper", "kraft"], help="where the metadata lives (default zookeeper)")
+
+    quorum = sub.add_parser("kafka-metadata-quorum", aliases=["kafka-metadata-quorum.sh"],
+                            help="describe the KRaft metadata quorum")
+    _cluster_args(quorum)
+    quorum.add_argument("action", choices=["describe"])
+    quorum.add_argument("--status", action="store_true")
+    quorum.add_argument("--replication", action="store_true")
 
     topics = sub.add_parser("kafka-topics", aliases=["kafka-topics.sh"], help="create, list, describe topics")
     _cluster_args(topics)
@@ -462,6 +475,13 @@ def main(argv: list[str] | None = None, *, inp: TextIO | None = None, out: TextI
             return cmd_consumer_groups(args, out, err)
         if tool in ("kafka-dump-log", "DumpLogSegments", "kafka.tools.DumpLogSegments"):
             return cmd_dump_log(args, out, err)
+        if tool == "kafka-metadata-quorum":
+            from engine.cli_quorum import cmd_metadata_quorum
+            cluster = _open(args.data_dir, err)
+            try:
+                return cmd_metadata_quorum(args, cluster, out, err)
+            finally:
+                persistence.close(cluster)
         return cmd_get_offsets(args, out, err)
     except KafkaError as error:   # ClusterError, and the console producer's ProducerError
         print(f"Error: {error}", file=err)
