@@ -1,13 +1,23 @@
-"""The consumer-group and delivery-semantics built-in scenarios, each with the outcome it exists to show."""
+"""The consumer-group and delivery-semantics built-in scenarios, each with the outcome it exists to show —
+in both metadata modes: a group's story does not depend on where the cluster's metadata lives, so each
+outcome is checked in ZooKeeper mode (the scenarios' own) and in KRaft (combined controllers)."""
 from __future__ import annotations
+
+import pytest
 
 from engine.inspect.groups import consumed, describe_groups, processed, sinks
 from engine.scenarios import load_scenario, run_scenario
 
 
-def run(name, tmp_path):
+MODES = ["zookeeper", "kraft"]
+
+
+def run(name, tmp_path, metadata="zookeeper"):
     events = []
-    cluster, result = run_scenario(load_scenario(name), str(tmp_path / name), trace=events.append)
+    scenario = load_scenario(name)
+    if metadata == "kraft":
+        scenario.setdefault("cluster", {})["metadata"] = "kraft"
+    cluster, result = run_scenario(scenario, str(tmp_path / name), trace=events.append)
     outcome = {"result": result, "groups": {g["group"]: g for g in describe_groups(cluster)},
                "consumed": consumed(cluster), "processed": processed(cluster), "sinks": sinks(cluster)}
     cluster.close()
@@ -26,8 +36,9 @@ def assignment(group):
     return {m["member"]: m["assignment"] for m in group["members"]}
 
 
-def test_a_joining_member_triggers_a_rebalance_and_range_splits_the_partitions(tmp_path):
-    out, events = run("group-member-joins", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_a_joining_member_triggers_a_rebalance_and_range_splits_the_partitions(tmp_path, metadata):
+    out, events = run("group-member-joins", tmp_path, metadata)
     g = out["groups"]["g"]
     assert g["state"] == "Stable" and g["generation"] == 2 and g["protocol"] == "range"
     assert assignment(g) == {"c1": ["t-0", "t-1"], "c2": ["t-2"]}
@@ -47,8 +58,9 @@ def test_a_joining_member_triggers_a_rebalance_and_range_splits_the_partitions(t
     assert g["lag"] == {"t-0": 0, "t-1": 0, "t-2": 0}
 
 
-def test_a_member_that_leaves_is_removed_at_once(tmp_path):
-    out, events = run("group-member-leaves", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_a_member_that_leaves_is_removed_at_once(tmp_path, metadata):
+    out, events = run("group-member-leaves", tmp_path, metadata)
     g = out["groups"]["g"]
     assert g["generation"] == 3 and assignment(g) == {"c1": ["t-0", "t-1", "t-2"]}
     left = of_kind(events, "consumer_left_group", consumer="c2")[0]
@@ -59,8 +71,9 @@ def test_a_member_that_leaves_is_removed_at_once(tmp_path):
     assert "m4" not in values(out["consumed"]["c1"])            # c2 committed on close
 
 
-def test_a_crashed_member_is_removed_after_the_session_timeout(tmp_path):
-    out, events = run("group-member-crashes", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_a_crashed_member_is_removed_after_the_session_timeout(tmp_path, metadata):
+    out, events = run("group-member-crashes", tmp_path, metadata)
     crashed = of_kind(events, "consumer_crashed", consumer="c2")[0]
     removed = of_kind(events, "member_removed", client_id="c2")[0]
     assert removed.reason == "session timeout (45000 ms) expired without a heartbeat"
@@ -72,8 +85,9 @@ def test_a_crashed_member_is_removed_after_the_session_timeout(tmp_path):
     assert "m5" in values(out["consumed"]["c1"])
 
 
-def test_a_member_too_slow_for_max_poll_interval_leaves_and_its_commit_fails(tmp_path):
-    out, events = run("group-member-too-slow", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_a_member_too_slow_for_max_poll_interval_leaves_and_its_commit_fails(tmp_path, metadata):
+    out, events = run("group-member-too-slow", tmp_path, metadata)
     left = of_kind(events, "consumer_left_group", consumer="c2")[0]
     assert left.reason == "consumer poll timeout has expired."
     removed = of_kind(events, "member_removed", client_id="c2")[0]
@@ -88,8 +102,9 @@ def test_a_member_too_slow_for_max_poll_interval_leaves_and_its_commit_fails(tmp
     assert values(out["processed"]["c1"]) == ["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8"]
 
 
-def test_the_leader_rebalances_when_the_topic_gains_partitions(tmp_path):
-    out, events = run("group-topic-gains-partitions", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_the_leader_rebalances_when_the_topic_gains_partitions(tmp_path, metadata):
+    out, events = run("group-topic-gains-partitions", tmp_path, metadata)
     g = out["groups"]["g"]
     assert assignment(g) == {"c1": ["t-0", "t-1"], "c2": ["t-2", "t-3"]}
     added = of_kind(events, "partitions_added", topic="t")[0]
@@ -98,8 +113,9 @@ def test_the_leader_rebalances_when_the_topic_gains_partitions(tmp_path):
     assert sorted(values(out["consumed"]["c2"])) == ["m3", "m4"]
 
 
-def test_a_pattern_subscription_picks_up_a_new_topic(tmp_path):
-    out, events = run("group-pattern-new-topic", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_a_pattern_subscription_picks_up_a_new_topic(tmp_path, metadata):
+    out, events = run("group-pattern-new-topic", tmp_path, metadata)
     g = out["groups"]["g"]
     assert assignment(g) == {"c1": ["orders-eu-0", "orders-us-0"], "c2": ["orders-eu-1", "orders-us-1"]}
     everything = values(out["consumed"]["c1"]) + values(out["consumed"]["c2"])
@@ -110,8 +126,9 @@ def test_a_pattern_subscription_picks_up_a_new_topic(tmp_path):
                                                              ("orders-eu-1",)}
 
 
-def test_more_consumers_than_partitions_leaves_one_idle(tmp_path):
-    out, events = run("group-more-consumers-than-partitions", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_more_consumers_than_partitions_leaves_one_idle(tmp_path, metadata):
+    out, events = run("group-more-consumers-than-partitions", tmp_path, metadata)
     g = out["groups"]["g"]
     assert assignment(g) == {"c1": ["t-0"], "c2": ["t-1"], "c3": []}
     idle = of_kind(events, "assignment_received", consumer="c3")[-1]
@@ -119,8 +136,9 @@ def test_more_consumers_than_partitions_leaves_one_idle(tmp_path):
     assert out["consumed"]["c3"] == []
 
 
-def test_the_group_carries_on_when_its_coordinator_dies(tmp_path):
-    out, events = run("group-coordinator-failover", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_the_group_carries_on_when_its_coordinator_dies(tmp_path, metadata):
+    out, events = run("group-coordinator-failover", tmp_path, metadata)
     killed = of_kind(events, "broker_crashed")[0].broker
     loaded = of_kind(events, "coordinator_loaded", partition=3)[0]
     assert loaded.broker != killed and loaded.groups == ["g"] and loaded.offsets == 3
@@ -134,32 +152,36 @@ def test_the_group_carries_on_when_its_coordinator_dies(tmp_path):
     assert g["committed"] == {"t-0": 2, "t-1": 2, "t-2": 2} and set(g["lag"].values()) == {0}
 
 
-def test_commit_before_processing_then_crash_loses_records(tmp_path):
-    out, _ = run("delivery-at-most-once", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_commit_before_processing_then_crash_loses_records(tmp_path, metadata):
+    out, _ = run("delivery-at-most-once", tmp_path, metadata)
     assert values(out["consumed"]["c1"]) == ["m1", "m2", "m3", "m4", "m5", "m6"]
     assert values(out["sinks"]["db"]["rows"]) == ["m1", "m2"]      # m3..m6: consumed, never processed
     assert out["consumed"]["c2"] == []                              # the committed offset was already 6
     assert out["groups"]["g"]["committed"] == {"t-0": 6}
 
 
-def test_commit_after_processing_then_crash_processes_records_twice(tmp_path):
-    out, _ = run("delivery-at-least-once", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_commit_after_processing_then_crash_processes_records_twice(tmp_path, metadata):
+    out, _ = run("delivery-at-least-once", tmp_path, metadata)
     db = out["sinks"]["db"]
     assert values(db["rows"]) == ["m1", "m2", "m3", "m4", "m1", "m2", "m3", "m4", "m5", "m6"]
     assert values(db["duplicates"]) == ["m1", "m2", "m3", "m4"]
     assert out["groups"]["g"]["committed"] == {"t-0": 6}
 
 
-def test_an_idempotent_sink_turns_at_least_once_into_an_exactly_once_effect(tmp_path):
-    out, _ = run("delivery-idempotent-sink", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_an_idempotent_sink_turns_at_least_once_into_an_exactly_once_effect(tmp_path, metadata):
+    out, _ = run("delivery-idempotent-sink", tmp_path, metadata)
     db = out["sinks"]["db"]
     assert values(db["rows"]) == ["m1", "m2", "m3", "m4", "m5", "m6"]
     assert values(db["duplicates"]) == ["m1", "m2", "m3", "m4"]      # delivered twice, stored once
     assert len(out["processed"]["c1"]) + len(out["processed"]["c2"]) == 10
 
 
-def test_a_rebalance_between_processing_and_committing_duplicates_records(tmp_path):
-    out, events = run("delivery-duplicates-after-rebalance", tmp_path)
+@pytest.mark.parametrize("metadata", MODES)
+def test_a_rebalance_between_processing_and_committing_duplicates_records(tmp_path, metadata):
+    out, events = run("delivery-duplicates-after-rebalance", tmp_path, metadata)
     removed = of_kind(events, "member_removed", client_id="c1")[0]
     assert removed.reason == "session timeout (10000 ms) expired without a heartbeat"
     assert of_kind(events, "offset_commit_failed", consumer="c1")
