@@ -8,7 +8,6 @@ import pytest
 from engine.inspect.groups import consumed, describe_groups, processed, sinks
 from engine.scenarios import load_scenario, run_scenario
 
-
 MODES = ["zookeeper", "kraft"]
 
 
