@@ -792,12 +792,16 @@ class _ActiveControllerImage:
 
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
+        self._active: Any = None      # the controller found active last time: asked first (every produce reads)
 
     def _image(self) -> Any:
+        if self._active is not None and self._active.is_active():
+            return self._active.committed
         controllers = self._cluster.quorum_controllers()
         if not controllers:
             return MetadataImage()
         active = next((c for c in controllers if c.is_active()), None)
+        self._active = active
         if active is None:
             active = max(controllers, key=lambda c: (c.committed.offset, -c.node_id))
         return active.committed

@@ -235,7 +235,8 @@ class Broker:
     def is_broker_registered(self, broker_id: int) -> bool:
         """ZooKeeper mode: its `/brokers/ids` node exists; KRaft: registered and unfenced in this broker's image."""
         if self.kraft is not None:
-            return broker_id in self.metadata.registrations()
+            registration = self.kraft.image.brokers.get(broker_id)   # asked on every fetch: no copy
+            return registration is not None and not registration.fenced
         return self.store.exists(zk.broker_path(broker_id))
 
     # -- life cycle -------------------------------------------------------------------------
