@@ -38,7 +38,8 @@ LAYERS: dict[str, tuple[float, tuple[str, ...]]] = {
     "clients": (4, ("engine.clients", "engine.produced_log")),     # produced_log: what a producer sent
     "facade": (5, ("engine.config", "engine.cluster")),
     "apps": (6, ("engine.inspect", "engine.scenarios", "engine.persistence", "engine.read_api",
-                 "engine.read_api_server", "engine.cli", "engine.cli_groups", "engine.cli_quorum", "engine.jepsen", "engine.bench",
+                 "engine.read_api_server", "engine.cli", "engine.cli_groups", "engine.cli_quorum", "engine.jepsen",
+                 "engine.bench",
                  "engine.tools", "engine.checkpoint", "engine.graph_pickle",
                  "engine.timers")),   # timers reads the whole cluster's queue, as inspect/ reads its state
 }
