@@ -812,6 +812,10 @@ class _ActiveControllerImage:
         return image.changes * 1000 + image.leader[1] % 1000
 
     def __getattr__(self, name: str) -> Any:
+        # Only the reader's own names go to the image: a private name not set yet (pickle asks for
+        # `__setstate__` and the like before the instance has its attributes) is simply missing.
+        if name.startswith("_"):
+            raise AttributeError(name)
         return getattr(self._image(), name)
 
 

@@ -39,9 +39,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from engine.broker.broker import Broker
+from engine.broker.controller_server import ControllerServer
 from engine.cluster import Cluster
 from engine.events import EventBus
 from engine.node import World
+from engine.raft.client import RaftClient
+from engine.raft.quorum_state_store import FileQuorumStateStore
 from engine.sim.scheduler import Scheduler
 from engine.storage.index import OffsetIndex, TimeIndex
 from engine.storage.leader_epoch_cache import LeaderEpochCache
@@ -61,6 +64,11 @@ PATH_FIELDS: dict[type, tuple[str, ...]] = {
     OffsetIndex: ("path",),
     TimeIndex: ("path",),
     LeaderEpochCache: ("path",),
+    # KRaft: a voter's or observer's metadata log dir (reopened at its next start), its quorum-state
+    # file (written on every election change), a dedicated controller's data dir.
+    RaftClient: ("log_dir",),
+    FileQuorumStateStore: ("path",),
+    ControllerServer: ("data_dir",),
 }
 # Attributes that belong to the engine's host, not to the engine: left out, restored empty (the
 # event bus's subscribers; the scheduler's hook for a driver of blocking calls, lab/blocking.py).

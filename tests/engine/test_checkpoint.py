@@ -478,3 +478,29 @@ def _filled(cell: types.CellType) -> bool:
     except ValueError:
         return False
     return True
+
+
+def test_a_kraft_checkpoint_restored_elsewhere_writes_only_its_own_files(tmp_path):
+    """Every KRaft path (a Raft client's log dir, its quorum-state file, a controller node's data dir)
+    is rebased onto the restore's data dir: elections after the restore touch nothing of the original."""
+    import os
+
+    from engine.cluster import Cluster
+    original = Cluster(3, str(tmp_path / "run-1"), seed=3,
+                       config={"metadata": "kraft", "controller.mode": "dedicated"})
+    original.create_topic("t", 1, 3)
+    cp = checkpoint.take(original, str(tmp_path / "cp"))
+    states = {n: os.path.join(str(tmp_path / "run-1"), f"controller-{n}", "__cluster_metadata-0", "quorum-state")
+              for n in original.controller_nodes}
+    before = {n: open(p, encoding="utf-8").read() for n, p in states.items()}
+    restored = checkpoint.restore(cp, str(tmp_path / "run-2"))
+    old = restored.controller_id()
+    restored.kill_controller()
+    restored.run_for(15_000)
+    restored.restart_controller_node(old)
+    restored.run_until_idle()
+    assert restored.controller_id() != old and restored.controller_epoch > original.controller_epoch
+    for server in restored.controller_nodes.values():
+        assert server.raft.log_dir.startswith(str(tmp_path / "run-2"))
+        assert server.raft._store.path.startswith(str(tmp_path / "run-2"))
+    assert {n: open(p, encoding="utf-8").read() for n, p in states.items()} == before
