@@ -23,7 +23,9 @@ A query is a JSON object:
 - `field`: a dotted path read from each picked item (`removed.value` maps over a list).
 - `then`: operations on the result, in order: `count`, `sum`, `min`, `max`, `sorted`, `unique`,
   `flatten`, `first`, `last`, `not`, or an object: `{"contains": x}`, `{"equals": x}`,
-  `{"minus": <query>}`, `{"plus": <query>}`, `{"index": n}`.
+  `{"minus": <query>}`, `{"plus": <query>}`, `{"index": n}`, `{"div": n}` (a whole number
+  divided by a positive whole number, rounded down: `{"div": 1000}` turns ms into whole seconds,
+  so a question can ask "how many seconds" of a time the engine knows to the millisecond).
 
 Items carry `tp` ("t-0") wherever they have a topic and partition, so `{"tp": "t-0"}` filters.
 Internal topics (`__consumer_offsets`) are left out of `partitions`, `replicas` and `segments`
@@ -45,7 +47,7 @@ SOURCES = ("events", "partitions", "replicas", "segments", "lookups", "brokers",
 MAX_LOOKUPS_PER_REPLICA = 2_000
 PICKS = ("all", "first", "last", "one", "count")
 SIMPLE_OPS = ("count", "sum", "min", "max", "sorted", "unique", "flatten", "first", "last", "not")
-ARG_OPS = ("contains", "equals", "minus", "plus", "index")
+ARG_OPS = ("contains", "equals", "minus", "plus", "index", "div")
 TESTS = ("in", "not", "gte", "lte", "contains")
 QUERY_KEYS = {"from", "where", "pick", "field", "then", "scope", "internal"}
 
@@ -147,6 +149,8 @@ def _check_op(op: Any, where: str) -> None:
         check(value, f"{where}.{name}")
     if name == "index" and (not isinstance(value, int) or isinstance(value, bool)):
         raise QueryError(f"{where}.index must be a whole number")
+    if name == "div" and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
+        raise QueryError(f"{where}.div must be a whole number above 0")
 
 
 # -- evaluating -------------------------------------------------------------------------------
@@ -242,6 +246,10 @@ def _apply_op(op: Any, value: Any, world: World) -> tuple[Any, list[dict]]:
         if not isinstance(value, list) or not -len(value) <= arg < len(value):
             raise QueryError(f"no item {arg} in {value!r}")
         return value[arg], []
+    if name == "div":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise QueryError(f"div needs a whole number, not {value!r}")
+        return value // arg, []
     other = evaluate(arg, world)
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (value, other.value)):
         raise QueryError(f"{name} needs two whole numbers, not {value!r} and {other.value!r}")

@@ -81,6 +81,12 @@ def test_index_needs_a_whole_number() -> None:
         assert refusal({"from": "events", "then": [{"index": index}]}) == "query.then[0].index must be a whole number"
 
 
+def test_div_needs_a_whole_number_above_zero() -> None:
+    for divisor in (0, -1000, 1.5, "1000", True, None):
+        assert refusal({"from": "events", "then": [{"div": divisor}]}) == \
+            "query.then[0].div must be a whole number above 0"
+
+
 def test_a_field_must_be_a_non_empty_text() -> None:
     assert refusal({"from": "events", "field": ""}) == "query.field must be a non-empty text"
 

@@ -220,6 +220,23 @@ def test_minus_of_something_that_is_not_a_number_is_an_error(story: Played) -> N
     assert "needs two whole numbers" in message
 
 
+def test_div_divides_by_a_whole_number_rounding_down(story: Played) -> None:
+    times = [e["time_ms"] for e in story.events]
+    span = times[-1] - times[0]
+    query = {"from": "events", "pick": "last", "field": "time_ms",
+             "then": [{"minus": {"from": "events", "pick": "first", "field": "time_ms"}}]}
+    assert span % 1000 != 0                                     # so rounding down is seen
+    assert story.answer(dict(query, then=query["then"] + [{"div": 1000}])) == span // 1000
+    assert story.answer(dict(query, then=query["then"] + [{"div": 1}])) == span
+
+
+def test_div_of_something_that_is_not_a_whole_number_is_an_error(story: Played) -> None:
+    message = fails(story, {"from": "brokers", "where": {"broker": 1}, "pick": "one", "field": "alive",
+                            "then": [{"div": 2}]})
+    assert message == "div needs a whole number, not True"
+    assert fails(story, {"from": "brokers", "field": "broker", "then": [{"div": 2}]}).startswith("div needs a whole")
+
+
 def test_index_reads_one_item_counting_from_either_end(story: Played) -> None:
     on_a = values_on(story, 1)
     query = {"from": "replicas", "where": {"broker": 1}, "pick": "one", "field": "values"}
