@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from lab import views_compare
+from lab import views_cleaning, views_compare
 from lab import views_explore as views
 
 urlpatterns = [
@@ -16,5 +16,7 @@ urlpatterns = [
     path("lab/<uuid:session_id>/explore/segments/", views.segments, name="explore_segments"),
     path("lab/<uuid:session_id>/explore/segments/dump/", views.segment_dump, name="explore_segment_dump"),
     path("lab/<uuid:session_id>/explore/segments/lookup/", views.segment_lookup, name="explore_lookup"),
+    path("lab/<uuid:session_id>/explore/segments/cleaning/", views_cleaning.segment_cleaning,
+         name="explore_segment_cleaning"),
     path("lab/<uuid:session_id>/explore/messages/", views.messages, name="explore_messages"),
 ]

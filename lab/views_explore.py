@@ -4,6 +4,7 @@
   segment), its broker's offset checkpoint files (read from disk, the replica's line picked out),
   one file opened the way `kafka-dump-log.sh` prints it (`engine.tools.dump_log`), and the lookup
   path of an offset (`Log.locate`: segment binary search → index → forward scan);
+  the replica's last log cleaning, before and after, is lab/views_cleaning.py;
 - messages: a topic's committed records (below the high watermark) by partition, from an offset
   or a timestamp, filtered by key/value/header text, each with the codec of the batch the leader
   stored it in (the producer's compression.type, or the topic's when the leader recompressed);
@@ -173,6 +174,14 @@ def _live_log(cluster: Cluster, broker: int, topic: str, partition: int):
     return part.log if part is not None else None
 
 
+def _last_cleaning(cluster: Cluster, broker: int, topic: str, partition: int) -> Any:
+    """The replica's last cleaning since its broker started (LogCleanerManager.last_cleaning, a
+    CleaningResult), or None: none yet, or the broker is down (its cleaner went with it)."""
+    b = cluster.brokers[broker]
+    cleaner = b.cleaner if b.alive else None
+    return cleaner.last_cleaning.get((topic, partition)) if cleaner is not None else None
+
+
 def _partition_dir(cluster: Cluster, broker: int, topic: str, partition: int) -> str:
     return os.path.join(cluster.brokers[broker].data_dir, f"{topic}-{partition}")
 
@@ -285,6 +294,7 @@ def _segment_context(cluster: Cluster, chosen: tuple[int, str, int] | None) -> d
         log_start_offset=log.log_start_offset if log else None,
         log_end_offset=log.log_end_offset if log else None,
         high_watermark=log.high_watermark if log else None,
+        last_cleaning=_last_cleaning(cluster, broker, topic, partition),
     )
     return context
 

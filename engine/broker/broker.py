@@ -743,6 +743,8 @@ class Broker:
         renamed = f"{topic}-{p}.{unique}-delete"
         os.rename(path, os.path.join(self.data_dir, renamed))
         self.durable_offsets.pop(key, None)
+        if self.cleaner is not None:
+            self.cleaner.forget(key)
         delay = self.config.log_segment_delete_delay_ms
         self.publish(ev.ReplicaDeleted(broker=self.id, topic=topic, partition=p, directory=renamed,
                                        removed_after_ms=delay))

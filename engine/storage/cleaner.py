@@ -76,6 +76,11 @@ from engine.storage.segment import INT32_MAX, LogSegment
 CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
 IO_BUFFER_BYTES = 512 * 1024 // 2   # log.cleaner.io.buffer.size (512 KiB) halved: the read buffer
 MAX_CLEANINGS_PER_RUN = 1000        # a run cleans until nothing is cleanable; this only bounds a bug
+# What a cleaning read is remembered for the lab's before/after view (the last cleaning of each log,
+# LogCleanerManager.last_cleaning): at most this many records, each key and value cut to this many
+# bytes. Kafka keeps nothing of it; it is engine state only, never in an event.
+READ_RECORDS_MAX = 200
+READ_BYTES_MAX = 128
 
 Key = tuple[str, int]   # (topic, partition)
 
@@ -108,6 +113,29 @@ class LogToClean:
         return self.cleanable_bytes / self.total_bytes if self.total_bytes else 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class RecordRead:
+    """One record as the cleaner read it, and whether it kept it (Cleaner.shouldRetainRecord).
+    `key`/`value` are cut to READ_BYTES_MAX bytes (`cut` says so); a None value is a tombstone."""
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    retained: bool
+    cut: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRead:
+    """One batch as the cleaner read it and what became of it: "copied" (byte for byte), "rewritten"
+    (fewer records, or a delete horizon set), "emptied" (only its header kept) or "removed"."""
+    segment_base_offset: int
+    base_offset: int
+    last_offset: int
+    is_control: bool
+    outcome: str
+    records: tuple[RecordRead, ...]     # all of them, unless READ_RECORDS_MAX was reached
+
+
 @dataclass(slots=True)
 class CleanerStats:
     """What one cleaning did (CleanerStats, plus the counts the lab shows)."""
@@ -120,6 +148,9 @@ class CleanerStats:
     tombstones_removed: int = 0
     delete_horizons_set: int = 0      # batches given a delete horizon (KIP-534) by this cleaning
     empty_batches_kept: int = 0
+    segments_read: list[tuple[int, int]] = field(default_factory=list)   # (base offset, size) of each rewritten
+    batches_read: list[BatchRead] = field(default_factory=list)   # the first READ_RECORDS_MAX records' batches
+    records_read: int = 0                                          # records in batches_read
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +163,7 @@ class CleaningResult:
     forced_by_max_lag: bool
     stats: CleanerStats
     segments: tuple[tuple[int, int], ...] = field(default=())   # (base offset, size) after cleaning
+    cleaned_ms: int = 0               # when (the cleaner's clock)
 
 
 # -- choosing a log ---------------------------------------------------------------------------------
@@ -292,7 +324,7 @@ def clean(ltc: LogToClean, now_ms: int, *, crash_at: str | None = None) -> Clean
         if crash_at is None else ()
     return CleaningResult(ltc.key, ltc.first_dirty_offset, end_offset, ltc.cleanable_ratio,
                           ltc.needs_compaction_now and ltc.cleanable_ratio <= log.config.min_cleanable_dirty_ratio,
-                          stats, after)
+                          stats, after, now_ms)
 
 
 def _clean_segments(log: Log, group: list[LogSegment], offset_map: dict[bytes, int], latest: int, now_ms: int,
@@ -302,6 +334,7 @@ def _clean_segments(log: Log, group: list[LogSegment], offset_map: dict[bytes, i
     retention_ms = log.config.delete_retention_ms
     for segment in group:
         stats.bytes_before += segment.size
+        stats.segments_read.append((segment.base_offset, segment.size))
         data = segment.read_bytes()
         chunk: list[bytes] = []
         chunk_headers: list[rb.BatchHeader] = []
@@ -310,8 +343,10 @@ def _clean_segments(log: Log, group: list[LogSegment], offset_map: dict[bytes, i
             if position + header.size_in_bytes - read_start > IO_BUFFER_BYTES and chunk:
                 cleaned.append(b"".join(chunk), chunk_headers)   # one append per buffer read, as cleanInto
                 chunk, chunk_headers, read_start = [], [], position
-            out = _filter_batch(data, position, header, records, offset_map, latest, now_ms, retention_ms,
-                                last_of_producer, upper_bound, stats)
+            out, kept = _filter_batch(data, position, header, records, offset_map, latest, now_ms, retention_ms,
+                                      last_of_producer, upper_bound, stats)
+            _remember_batch(stats, segment.base_offset, header, records, kept,
+                            _outcome(out, kept, records, data[position:position + header.size_in_bytes]))
             if out is not None:
                 chunk.append(out)
                 chunk_headers.append(rb.read_batch_header(out))
@@ -323,9 +358,10 @@ def _clean_segments(log: Log, group: list[LogSegment], offset_map: dict[bytes, i
 
 def _filter_batch(data: bytes, position: int, header: rb.BatchHeader, records: list[rb.Record],
                   offset_map: dict[bytes, int], latest: int, now_ms: int, retention_ms: int,
-                  last_of_producer: dict[int, int], upper_bound: int, stats: CleanerStats) -> bytes | None:
-    """The batch as the cleaner writes it back: whole, rebuilt with fewer records, an empty header,
-    or None (dropped). MemoryRecords.filterTo with the cleaner's RecordFilter."""
+                  last_of_producer: dict[int, int], upper_bound: int,
+                  stats: CleanerStats) -> tuple[bytes | None, list[rb.Record]]:
+    """The batch as the cleaner writes it back — whole, rebuilt with fewer records, an empty header,
+    or None (dropped) — and the records it keeps. MemoryRecords.filterTo with the cleaner's RecordFilter."""
     stats.records_before += len(records)
     horizon = header.base_timestamp if header.attributes & rb.DELETE_HORIZON_FLAG_MASK else None
     kept = records     # no transactions in the engine: a control batch is never discarded
@@ -340,16 +376,46 @@ def _filter_batch(data: bytes, position: int, header: rb.BatchHeader, records: l
     if kept:
         needs_horizon = horizon is None and any(r.value is None for r in kept)
         if len(kept) == len(records) and not needs_horizon:
-            return data[position:position + header.size_in_bytes]
+            return data[position:position + header.size_in_bytes], kept
         if needs_horizon:
             stats.delete_horizons_set += 1
             horizon = now_ms + retention_ms
-        return retained_batch(header, kept, horizon)
+        return retained_batch(header, kept, horizon), kept
     last_of_its_producer = header.producer_id >= 0 and last_of_producer.get(header.producer_id) == header.last_offset
     if last_of_its_producer or header.next_offset == upper_bound:
         stats.empty_batches_kept += 1
-        return empty_batch(header)
-    return None
+        return empty_batch(header), kept
+    return None, kept
+
+
+def _outcome(out: bytes | None, kept: list[rb.Record], records: list[rb.Record], original: bytes) -> str:
+    if out is None:
+        return "removed"
+    if not kept and records:
+        return "emptied"
+    return "copied" if out == original else "rewritten"
+
+
+def _remember_batch(stats: CleanerStats, segment_base_offset: int, header: rb.BatchHeader,
+                    records: list[rb.Record], kept: list[rb.Record], outcome: str) -> None:
+    """Keep what the cleaner read of this batch for the lab, within READ_RECORDS_MAX records."""
+    room = READ_RECORDS_MAX - stats.records_read
+    if room <= 0:
+        return
+    retained = {r.offset for r in kept}
+    shown = tuple(RecordRead(r.offset, _cut(r.key), _cut(r.value), r.offset in retained,
+                             _longer(r.key) or _longer(r.value)) for r in records[:room])
+    stats.batches_read.append(BatchRead(segment_base_offset, header.base_offset, header.last_offset,
+                                        header.is_control, outcome, shown))
+    stats.records_read += len(shown)
+
+
+def _cut(data: bytes | None) -> bytes | None:
+    return None if data is None else data[:READ_BYTES_MAX]
+
+
+def _longer(data: bytes | None) -> bool:
+    return data is not None and len(data) > READ_BYTES_MAX
 
 
 def _retain(record: rb.Record, offset_map: dict[bytes, int], latest: int, horizon: int | None, now_ms: int) -> bool:
@@ -432,11 +498,15 @@ class LogCleanerManager:
     """One broker data dir's cleaner state (LogCleanerManager): the `cleaner-offset-checkpoint`
     file, read when the broker starts and rewritten whenever a cleaning ends (doneCleaning) or a
     checkpointed offset was found outside its log. It keeps no path: the data dir is passed to each
-    call (an engine checkpoint restores a cluster into another directory)."""
+    call (an engine checkpoint restores a cluster into another directory).
+
+    `last_cleaning` holds the last cleaning of each log since this broker started, with what it read
+    (CleanerStats.batches_read), for the lab's before/after view; Kafka keeps no such thing."""
 
     def __init__(self, data_dir: str, *, fsync: bool = True) -> None:
         self._fsync = fsync
         self.checkpoint: dict[Key, int] = checkpoints.read_offsets(os.path.join(data_dir, CLEANER_CHECKPOINT))
+        self.last_cleaning: dict[Key, CleaningResult] = {}
 
     def clean_filthiest(self, data_dir: str, logs: Mapping[Key, Log], now_ms: int, *,
                         crash_at: str | None = None) -> CleaningResult | None:
@@ -450,8 +520,13 @@ class LogCleanerManager:
         result = clean(ltc, now_ms, crash_at=crash_at)
         if crash_at is None:
             self.checkpoint[ltc.key] = result.end_offset
+            self.last_cleaning[ltc.key] = result
             self._write(data_dir, logs)
         return result
+
+    def forget(self, key: Key) -> None:
+        """The log of `key` was deleted: its last cleaning is no one's any more."""
+        self.last_cleaning.pop(key, None)
 
     def clean_all(self, data_dir: str, logs: Mapping[Key, Log], now_ms: int) -> list[CleaningResult]:
         """Clean until nothing is cleanable: the cleaner thread backs off only when a run found nothing."""

@@ -205,3 +205,40 @@ def test_a_producer_s_last_batch_stays_as_an_empty_batch_and_readers_step_over_i
     assert (header.base_offset, header.records_count, header.producer_id, header.base_sequence) == (0, 0, 7, 0)
     assert log.read(0)[0].offset == 1                # a read at 0 steps over the emptied batch
     assert view(log) == [(1, "k", "2"), (2, "j", "1")]
+
+
+def test_the_manager_remembers_what_its_last_cleaning_read_and_kept(tmp_path):
+    clock = Clock()
+    log = open_log(tmp_path / "t-0", {"delete.retention.ms": 60_000}, clock)
+    write(log, clock, [("a", "1"), ("b", "1"), ("a", "2"), ("c", "1"), ("b", "2"), ("c", None), ("a", "3"), ("d", "1"),
+                       ("e", "1")])
+    before = view(log)
+    segments = [(s.base_offset, s.size) for s in log.segments[:-1]]
+    manager = cleaner.LogCleanerManager(str(tmp_path))
+    result = manager.clean_filthiest(tmp_path, {("t", 0): log}, clock.now)
+    assert manager.last_cleaning[("t", 0)] is result and result.cleaned_ms == clock.now
+    read = [r for batch in result.stats.batches_read for r in batch.records]
+    shown = [(r.offset, r.key.decode(), None if r.value is None else r.value.decode()) for r in read]
+    assert shown == [r for r in before if r[0] < result.end_offset]          # every record, as the log had it
+    assert [(r.offset, r.key.decode()) for r in read if r.retained] == \
+        [(o, k) for o, k, _ in view(log) if o < result.end_offset]          # the kept ones are the log's now
+    assert {b.outcome for b in result.stats.batches_read} == {"removed", "copied", "rewritten"}
+    assert [b.segment_base_offset for b in result.stats.batches_read] == \
+        [b for b in (0, 0, 0, 0, 4, 4, 4, 4) if b < result.end_offset]      # four one-record batches a segment
+    assert result.stats.segments_read == segments                          # every inactive one, with its size
+    manager.forget(("t", 0))
+    assert ("t", 0) not in manager.last_cleaning
+
+
+def test_what_a_cleaning_remembers_is_bounded(tmp_path):
+    clock = Clock()
+    log = open_log(tmp_path / "t-0", {"segment.bytes": 1_000_000}, clock)
+    big = "v" * (cleaner.READ_BYTES_MAX + 10)
+    for n in range(3):
+        log.append([(f"k{i % 7}".encode(), big.encode()) for i in range(100)], timestamp_ms=clock.now + n)
+    log.roll()
+    result = clean_once(tmp_path, {("t", 0): log}, clock.now)
+    read = [r for batch in result.stats.batches_read for r in batch.records]
+    assert result.stats.records_before == 300 and len(read) == result.stats.records_read == cleaner.READ_RECORDS_MAX
+    assert len(result.stats.batches_read) == 2 and [len(b.records) for b in result.stats.batches_read] == [100, 100]
+    assert all(r.cut and len(r.value) == cleaner.READ_BYTES_MAX for r in read)
