@@ -50,21 +50,28 @@ class _Side:
 
     def segment(self, base_offset: int, size: int | None = None) -> None:
         if base_offset != self._segment:
+            self._gap_before(base_offset)
             self._segment = base_offset
             self.rows.append({"kind": "segment", "base_offset": base_offset, "name": filename_prefix(base_offset),
                               "size": size})
-            if self._expected is None:
-                self._expected = base_offset
 
     def batch(self, **fields: Any) -> None:
+        self._gap_before(fields["base_offset"])
         self.rows.append({"kind": "batch", **fields})
+        if not fields["records"]:        # a header alone: its offsets hold no record, and say so themselves
+            self._expected = fields["last_offset"] + 1
 
     def record(self, row: dict) -> None:
-        if self._expected is not None and row["offset"] > self._expected:
-            self.rows.append({"kind": "gap", "first": self._expected, "last": row["offset"] - 1})
+        self._gap_before(row["offset"])
         self._expected = row["offset"] + 1
         self.rows.append(row)
         self.records += 1
+
+    def _gap_before(self, offset: int) -> None:
+        if self._expected is not None and offset > self._expected:
+            self.rows.append({"kind": "gap", "first": self._expected, "last": offset - 1})
+        if self._expected is None or offset > self._expected:
+            self._expected = offset
 
 
 def _before(segments: list[tuple[int, int]], batches: list[BatchRead]) -> _Side:

@@ -100,7 +100,15 @@ export class SegmentView {
       if (message) errorToast(message.textContent.replace(/\s+/g, " ").trim());
     }
     window.htmx?.process(this.panel);
+    this._refreshCleaning();
     this.panel.dispatchEvent(new CustomEvent("segments:loaded", { bubbles: true }));
+  }
+
+  // An open "before and after" of the chosen replica's last cleaning is read again with the file
+  // list: a newer cleaning replaces it, and its "after" side is the log as it is now.
+  _refreshCleaning() {
+    const shown = $("[data-segment-dump] [data-cleaning]", this.root);
+    if (shown && shown.dataset.cleaning === this.chosen()?.value) $("[data-open-cleaning]", this.panel)?.click();
   }
 
   // Called with each batch of events: refresh the file list (throttled) when the chosen replica

@@ -108,6 +108,9 @@ def test_it_shows_each_cleaning_of_the_log_compaction_scenario_before_and_after(
     assert [outcome for _, outcome in first["before"]["batches"]] == ["removed"] * 4 + ["copied"] * 2 + \
         ["rewritten", "copied"]                      # the tombstone's batch is written again with a delete horizon
     assert first["after"]["gaps"] == ["0-3"]         # segment 0 is left empty: its offsets are gone, not moved
+    after_html = first["after"]["html"]
+    assert after_html.index('data-segment="' + "0" * 20) < after_html.index('data-gap="0-3"') < \
+        after_html.index('data-segment="' + "0" * 19 + "4")       # the gap sits in the emptied segment 0
     cleaned_ms = lab_run.host.cluster.brokers[1].cleaner.last_cleaning[("t", 0)].cleaned_ms - EPOCH_MS
     assert f"at t = {cleaned_ms / 1000:.3f} s" in first["page"]
     assert f"delete horizon t = {(cleaned_ms + 60_000) / 1000:.3f} s" in first["after"]["html"]   # delete.retention.ms
