@@ -248,13 +248,14 @@ class Cluster:
     def _metadata_propagated(self) -> bool:
         """KRaft: every running, registered broker has replayed the metadata the active controller committed."""
         active = self.controller
+        registered = active.committed.registrations()
         for broker in self.brokers.values():
             if not broker.alive or broker.kraft is None:
                 continue
             leader = broker.kraft.voters.get(active.node_id)
             if leader is not None and self.network.is_cut(broker.node, leader):
                 continue
-            if broker.id not in active.committed.registrations() or broker.kraft.image.offset < active.committed.offset:
+            if broker.id not in registered or broker.kraft.image.offset < active.committed.offset:
                 return False      # not registered and unfenced yet, or behind the committed metadata
         return True
 

@@ -258,49 +258,6 @@ def requested_preferred_elections(store: MetadataStore) -> list[tuple[str, int]]
     return [] if data is None else [(e["topic"], e["partition"]) for e in data["partitions"]]
 
 
-class Topics:
-    """The topic registry as a read-only mapping, name -> TopicInfo, read through from the store.
-
-    Decoded again only after the store changed (its zxid moved), so a reader may ask on every
-    step (the facade's `is_idle`). Iteration is in creation order."""
-
-    def __init__(self, store: MetadataStore) -> None:
-        self._store = store
-        self._zxid = -1
-        self._topics: dict[str, TopicInfo] = {}
-
-    def _current(self) -> dict[str, TopicInfo]:
-        if self._zxid != self._store.zxid:
-            self._topics = {t: info for t in topic_names(self._store)
-                            if (info := read_topic(self._store, t)) is not None}
-            self._zxid = self._store.zxid
-        return self._topics
-
-    def __getitem__(self, topic: str) -> TopicInfo:
-        return self._current()[topic]
-
-    def get(self, topic: str, default: TopicInfo | None = None) -> TopicInfo | None:
-        return self._current().get(topic, default)
-
-    def __contains__(self, topic: object) -> bool:
-        return topic in self._current()
-
-    def __iter__(self):
-        return iter(list(self._current()))
-
-    def __len__(self) -> int:
-        return len(self._current())
-
-    def keys(self) -> list[str]:
-        return list(self._current())
-
-    def values(self) -> list[TopicInfo]:
-        return list(self._current().values())
-
-    def items(self) -> list[tuple[str, TopicInfo]]:
-        return list(self._current().items())
-
-
 # -- brokers and the controller ------------------------------------------------------------------
 def register_broker(store: MetadataStore, broker_id: int, data: dict, session: int,
                     previous_session: int | None) -> None:

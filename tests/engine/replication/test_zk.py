@@ -5,6 +5,7 @@ import pytest
 
 from engine.metadata import zk
 from engine.metadata.store import MetadataStore, NodeExistsError
+from engine.metadata.view import Topics, ZkMetadata
 from engine.sim import Scheduler
 
 
@@ -31,7 +32,7 @@ def test_added_partitions_extend_the_assignment(store):
 
 
 def test_the_topics_view_follows_the_store_and_keeps_creation_order(store):
-    topics = zk.Topics(store)
+    topics = Topics(ZkMetadata(store))
     assert len(topics) == 0 and "b" not in topics
     zk.create_topic(store, "b", [[1]], {}, "1")
     zk.create_topic(store, "a", [[1]], {}, "2")
