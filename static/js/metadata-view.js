@@ -86,7 +86,12 @@ function kraftNodes(view) {
     quorumTable(m),
     brokerTable(m),
     h("h3", { key: "records-title" }, say(gettext("The newest committed records of __cluster_metadata (%(count)s)"), { count: records.length })),
-    h("ol", { key: "records", class: "metadata-records", "data-metadata-records": "", reversed: true }, records.slice().reverse().map(recordLine)),
+    records.length
+      ? h("ol", { key: "records", class: "metadata-records", "data-metadata-records": "", reversed: true }, records.slice().reverse().map(recordLine))
+      // A voter keeps its high watermark in memory only (KafkaRaftClient): a restarted voter knows no
+      // committed offset until a leader tells it, so with no leader up nothing is known committed.
+      : h("p", { key: "records", class: "metadata-records-none", "data-metadata-records": "" },
+          gettext("No running voter knows a high watermark yet: Kafka keeps it in memory, so a restarted voter learns it from a leader.")),
   ];
 }
 
