@@ -55,11 +55,15 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     os.environ["KAFKA_LAB_DB_CONN_MAX_AGE_S"] = "0"
     # pytest-django drops its test database at the end; a run cut short (or a thread's connection
     # still open then) would leave it behind, so it goes at exit with the run's database too.
-    postgres_server().created.append(f"test_{url.rsplit('/', 1)[1]}")
+    # Under pytest-xdist each worker runs this hook itself (its own run database), and pytest-django
+    # names the test database after the worker too: test_<database>_gw0.
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    test_database = f"test_{url.rsplit('/', 1)[1]}" + (f"_{worker}" if worker else "")
+    postgres_server().created.append(test_database)
     # The settings would name the test database after KAFKA_LAB_TEST_DB's file; the run's own
     # unique name (test_<database>) keeps parallel runs apart without it.
     os.environ.pop("KAFKA_LAB_TEST_DB", None)
-    _chosen.append(f"PostgreSQL, test database test_{url.rsplit('/', 1)[1]} on {postgres_server().describe()}")
+    _chosen.append(f"PostgreSQL, test database {test_database} on {postgres_server().describe()}")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

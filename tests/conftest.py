@@ -9,11 +9,22 @@ import os
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
 from lab import local_services  # noqa: E402
 from tests.servers import running_daphne  # noqa: E402
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`) every test in tests/spark runs on one
+    worker: two Spark JVMs at once would each want both cores and push graders past their time-outs,
+    and the sandbox tests check that no sandboxed process is left anywhere on the machine."""
+    spark_dir = Path(__file__).resolve().parent / "spark"
+    for item in items:
+        if spark_dir in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.xdist_group("spark"))
 
 
 @pytest.fixture(scope="session")

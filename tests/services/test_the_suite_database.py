@@ -38,7 +38,8 @@ def test_this_run_uses_a_postgresql_test_database_of_its_own() -> None:
     run_database = os.environ["DATABASE_URL"].rsplit("/", 1)[1]
 
     assert connection.vendor == "postgresql"
-    assert connection.settings_dict["NAME"] == f"test_{run_database}"
+    worker = os.environ.get("PYTEST_XDIST_WORKER")      # make test runs two workers, each its own database
+    assert connection.settings_dict["NAME"] == f"test_{run_database}" + (f"_{worker}" if worker else "")
     assert run_database.startswith(f"kafka_lab_{os.getpid()}_")
 
 
