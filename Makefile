@@ -11,8 +11,9 @@ PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
-# The suite runs on two pytest-xdist workers (the machine's two cores); tests/spark is one group, run
-# by one worker, so that two Spark JVMs never fight for the cores. PYTEST_WORKERS=0 runs it in one process.
+# The suite runs on two pytest-xdist workers (the machine's two cores). tests/spark is one unit of work
+# (tests/conftest.py's scheduler), run by one worker, so two Spark JVMs never fight for the cores.
+# PYTEST_WORKERS=0 runs it all in one process.
 PYTEST_WORKERS ?= 2
 
 VENV := .venv
@@ -34,7 +35,7 @@ run: install migrate ## serve the lab with Daphne on HOST:PORT (default 127.0.0.
 
 test: install-test chromium java services ## run the whole test suite (on PostgreSQL; Redis and a Spark cluster where tests need them)
 	DJANGO_ALLOW_ASYNC_UNSAFE=true SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(VENV_PY) \
-		$(VENV_PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+		$(VENV_PY) -m pytest -n $(PYTEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 install: $(RUN_STAMP) $(MO_FILES) ## create .venv/ and install the lab into it (translations compiled)
 

@@ -9,22 +9,28 @@ import os
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 from collections.abc import Iterator  # noqa: E402
-from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
+from xdist.scheduler import LoadScopeScheduling  # noqa: E402
 
 from lab import local_services  # noqa: E402
 from tests.servers import running_daphne  # noqa: E402
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`) every test in tests/spark runs on one
-    worker: two Spark JVMs at once would each want both cores and push graders past their time-outs,
-    and the sandbox tests check that no sandboxed process is left anywhere on the machine."""
-    spark_dir = Path(__file__).resolve().parent / "spark"
-    for item in items:
-        if spark_dir in Path(item.path).resolve().parents:
-            item.add_marker(pytest.mark.xdist_group("spark"))
+class SparkApartScheduling(LoadScopeScheduling):
+    """`make test`'s scheduler (`-n 2 --dist loadscope`): a test module is a unit of work, as with
+    loadscope, but all of tests/spark is one unit, run by one worker. Two Spark JVMs at once would each
+    want both cores and push graders past their time-outs, and the sandbox tests check that no
+    sandboxed process is left anywhere on the machine. (xdist's own loadgroup cannot be used: it
+    renames items through `Item._nodeid`, which pytest 9 no longer reads.)"""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return "tests/spark" if nodeid.startswith("tests/spark/") else nodeid.split("::", 1)[0]
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScopeScheduling | None:
+    return SparkApartScheduling(config, log) if config.getvalue("dist") == "loadscope" else None
 
 
 @pytest.fixture(scope="session")
