@@ -20,13 +20,18 @@ from tests.servers import running_daphne  # noqa: E402
 
 class SparkApartScheduling(LoadScopeScheduling):
     """`make test`'s scheduler (`-n 2 --dist loadscope`): a test module is a unit of work, as with
-    loadscope, but all of tests/spark is one unit, run by one worker. Two Spark JVMs at once would each
+    loadscope, but all of tests/spark is one unit, run by one worker: two Spark JVMs at once would each
     want both cores and push graders past their time-outs, and the sandbox tests check that no
-    sandboxed process is left anywhere on the machine. (xdist's own loadgroup cannot be used: it
-    renames items through `Item._nodeid`, which pytest 9 no longer reads.)"""
+    sandboxed process is left anywhere on the machine. tests/e2e is one unit too: one browser for
+    all of it (its `browser` fixture is package-scoped: while sync Playwright runs, the thread has a
+    running event loop, under which asgiref refuses the other tests' async_to_sync calls). xdist's
+    own loadgroup cannot do this: it renames items through `Item._nodeid`, which pytest 9 ignores."""
 
     def _split_scope(self, nodeid: str) -> str:
-        return "tests/spark" if nodeid.startswith("tests/spark/") else nodeid.split("::", 1)[0]
+        for unit in ("tests/spark/", "tests/e2e/"):
+            if nodeid.startswith(unit):
+                return unit
+        return nodeid.split("::", 1)[0]
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScopeScheduling | None:

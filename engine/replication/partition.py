@@ -338,8 +338,11 @@ class Partition:
     def truncate_to(self, offset: int, reason: str) -> None:
         result = self.log.truncate_to(offset)
         self._producer_state = None  # rebuilt from what is left of the log when next needed
+        epochs_before = self.epoch_cache.entries
+        # Even when the log has nothing past `offset`, UnifiedLog.truncateTo cuts the epoch cache at the
+        # log end: a replica that led an epoch but appended nothing in it keeps a conflicting entry.
         self.epoch_cache.truncate_from_end(self.log.log_end_offset)
-        if result.records_removed or result.bytes_removed:
+        if result.records_removed or result.bytes_removed or self.epoch_cache.entries != epochs_before:
             self.broker.publish(ev.LogTruncated(
                 broker=self.broker.id, topic=self.topic, partition=self.partition,
                 from_offset=result.from_offset, to_offset=result.to_offset,

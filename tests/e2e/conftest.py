@@ -21,7 +21,9 @@ VIEWPORT = {"width": 1280, "height": 800}
 SHOT_HEIGHT = 2000   # the window's height while a panel (not the whole page) is shot
 
 
-@pytest.fixture(scope="session")
+# Package scope: closed (and Playwright's event loop with it) once this worker leaves tests/e2e, so the
+# tests it runs next see no running loop in their thread (asgiref refuses async_to_sync under one).
+@pytest.fixture(scope="package")
 def browser() -> Iterator[object]:
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
         pytest.skip(f"{CHROMIUM} is missing: `make chromium` installs it")
