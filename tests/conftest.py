@@ -18,7 +18,7 @@ from lab import local_services  # noqa: E402
 from tests.servers import running_daphne  # noqa: E402
 
 
-class SparkApartScheduling(LoadScopeScheduling):
+class KeptTogetherScheduling(LoadScopeScheduling):
     """`make test`'s scheduler (`-n 2 --dist loadscope`): a test module is a unit of work, as with
     loadscope, but all of tests/spark is one unit, run by one worker: two Spark JVMs at once would each
     want both cores and push graders past their time-outs, and the sandbox tests check that no
@@ -35,7 +35,7 @@ class SparkApartScheduling(LoadScopeScheduling):
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScopeScheduling | None:
-    return SparkApartScheduling(config, log) if config.getvalue("dist") == "loadscope" else None
+    return KeptTogetherScheduling(config, log) if config.getvalue("dist") == "loadscope" else None
 
 
 @pytest.fixture(scope="session")
