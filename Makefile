@@ -11,8 +11,8 @@ PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
-# The suite runs on two pytest-xdist workers (the machine's two cores). tests/spark is one unit of work
-# (tests/conftest.py's scheduler), run by one worker, so two Spark JVMs never fight for the cores.
+# The suite runs on two pytest-xdist workers (the machine's two cores). tests/spark and tests/e2e are a
+# unit of work each (tests/conftest.py's scheduler), each run by one worker: see its docstring for why.
 # PYTEST_WORKERS=0 runs it all in one process.
 PYTEST_WORKERS ?= 2
 
